@@ -1,0 +1,99 @@
+#pragma once
+/// \file
+/// The compile cache: a memory layer over a local disk store, keyed by everything that
+/// reaches the compiler (see NOTE [ cache key ] in src/cache/cache_key.hpp and
+/// cache/FORMAT.md).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernc/compiler.hpp"
+#include "kernc/program.hpp"
+
+namespace kernc {
+
+/// How the cache is set up; filled from the environment by Config (config.hpp).
+struct CacheConfig {
+  std::string directory;                               ///< the disk store's root
+  std::uint64_t max_size = 4ull << 30;                 ///< disk cap in bytes, enforced by LRU eviction
+  bool disk_enabled = true;                            ///< false: memory only (KERNC_CACHE_DISABLE=1)
+  std::uint64_t memory_max_size = 256ull << 20;        ///< memory layer cap in bytes
+};
+
+/// Where a lookup was answered.
+enum class CacheOutcome { memory_hit, disk_hit, compiled };
+const char* to_string(CacheOutcome outcome) noexcept;
+
+/// Counters of one Cache object (this process), or summed over processes on disk.
+struct CacheStats {
+  std::uint64_t memory_hits = 0;
+  std::uint64_t disk_hits = 0;
+  std::uint64_t compiles = 0;
+  std::uint64_t compile_failures = 0;
+  double compile_ms = 0;       ///< total wall time spent compiling
+  double load_ms = 0;          ///< total wall time spent reading and checking disk entries
+  std::uint64_t corrupt_entries = 0;  ///< entries that failed their checks and were recompiled
+  std::uint64_t evictions = 0;
+  std::uint64_t store_failures = 0;   ///< entries that could not be written
+
+  CacheStats& operator+=(const CacheStats& other);
+};
+
+/// The answer to a lookup.
+struct CacheResult {
+  std::shared_ptr<const CompiledProgram> program;
+  CacheOutcome outcome = CacheOutcome::compiled;
+  std::string key;        ///< 64 hex characters
+  double elapsed_ms = 0;  ///< time spent answering, compile included
+};
+
+namespace cache {
+class LocalStore;
+}
+
+/// The facade over memory and disk. Thread-safe: lookups of different keys never wait
+/// for each other; concurrent lookups of one key compile it once.
+class Cache {
+ public:
+  /// Never throws for an unusable directory: the disk layer is switched off and
+  /// disk_problem() says why (logged once as a warning on the "kernc" logger).
+  explicit Cache(CacheConfig config);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  /// The compiled program for (program, target) from memory, disk, or a fresh compile.
+  /// Throws kernc::Error(compile_failed) when the source does not compile (not cached).
+  CacheResult get_or_compile(const Program& program, const Target& target, const Compiler& compiler);
+
+  /// The key get_or_compile would use, without compiling anything.
+  std::string key(const Program& program, const Target& target, const Compiler& compiler) const;
+  /// The tagged material that key() hashes, readable, for explaining a miss.
+  std::string key_material(const Program& program, const Target& target, const Compiler& compiler) const;
+
+  /// This object's counters.
+  CacheStats stats() const;
+  /// Adds this object's counters not yet saved to the directory's stats file (also done on destruction).
+  void flush_stats();
+
+  const CacheConfig& config() const noexcept { return config_; }
+  /// Empty if the disk layer works; otherwise why it is off or read-only.
+  const std::string& disk_problem() const noexcept { return disk_problem_; }
+  /// The disk store, or nullptr when the disk layer is off.
+  cache::LocalStore* store() noexcept { return store_.get(); }
+
+ private:
+  struct Memory;
+  CacheConfig config_;
+  std::string disk_problem_;
+  std::unique_ptr<cache::LocalStore> store_;
+  std::unique_ptr<Memory> memory_;
+  mutable std::mutex stats_mutex_;
+  CacheStats stats_;
+  CacheStats unsaved_;
+};
+
+}  // namespace kernc

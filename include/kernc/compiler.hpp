@@ -1,0 +1,57 @@
+#pragma once
+/// \file
+/// One compiler interface with an NVRTC and a HIPRTC implementation.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernc/program.hpp"
+#include "kernc/target.hpp"
+
+namespace kernc {
+
+/// Where a compiler library was found and what it is.
+struct CompilerIdentity {
+  Backend backend = Backend::cuda;
+  std::string library_path;    ///< the file that was actually loaded
+  std::string version;         ///< e.g. "13.0"
+  std::string library_sha256;  ///< hash of the loaded library file (see NOTE [ cache key ])
+  std::string str() const;     ///< "nvrtc 13.0"
+};
+
+/// Compiles Programs for Targets of one backend. Thread-safe: compile() may be called
+/// from several threads at once (NVRTC and HIPRTC programs are independent).
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual Backend backend() const noexcept = 0;
+  virtual const CompilerIdentity& identity() const noexcept = 0;
+  /// Human-readable names of the architectures this compiler accepts ("sm_75", ..., "gfx90a").
+  virtual std::vector<std::string> supported_targets() const = 0;
+  /// Throws kernc::Error(unsupported_target) listing supported_targets() if `target` is not one.
+  virtual void check_target(const Target& target) const = 0;
+  /// The exact flags compile() would pass; pure, no compiler call.
+  virtual std::vector<std::string> flags(const CompileOptions& options,
+                                         const Target& target) const = 0;
+  /// Compiles; throws kernc::Error(compile_failed) with the log, source, flags and target.
+  virtual CompiledProgram compile(const Program& program, const Target& target) const = 0;
+};
+
+/// Where to look for the compiler libraries; filled from the environment at the edge (Config).
+struct CompilerLibraryPaths {
+  std::string nvrtc_override;   ///< KERNC_NVRTC_LIBRARY: tried first and alone when set
+  std::string hiprtc_override;  ///< KERNC_HIPRTC_LIBRARY
+  std::string cuda_home;        ///< CUDA_HOME / CUDA_PATH, searched after the sonames
+  /// Where to memoise library hashes (the cache directory); empty = hash every time.
+  std::string identity_memo_dir;
+};
+
+/// Loads the compiler of a backend. Throws kernc::Error(library_not_found) listing every
+/// path tried, or (backend_disabled) when this build left the backend out.
+std::shared_ptr<const Compiler> load_compiler(Backend backend, const CompilerLibraryPaths& paths);
+
+/// Whether this build includes a backend (HIP needs hip/hiprtc.h at build time).
+bool backend_built(Backend backend) noexcept;
+
+}  // namespace kernc

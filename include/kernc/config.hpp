@@ -1,0 +1,58 @@
+#pragma once
+/// \file
+/// Configuration, read once at the edge (environment, then CLI flags) into one object that
+/// remembers where each value came from. Nothing else in kernc calls getenv.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "kernc/cache.hpp"
+#include "kernc/compiler.hpp"
+
+namespace kernc {
+
+/// A value and where it came from ("default", "KERNC_CACHE_DIR", "--cache-dir", ...).
+template <class T>
+struct Setting {
+  T value{};
+  std::string source = "default";
+  void set(T new_value, std::string new_source) {
+    value = std::move(new_value);
+    source = std::move(new_source);
+  }
+};
+
+struct Config {
+  Setting<std::string> cache_dir;
+  Setting<std::uint64_t> cache_max_size;
+  Setting<bool> cache_disabled;
+  Setting<std::string> nvrtc_library;
+  Setting<std::string> hiprtc_library;
+  Setting<std::string> cuda_home;
+  Setting<std::string> cuda_driver_library;
+  Setting<std::string> log_level;
+
+  /// Reads KERNC_CACHE_DIR, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
+  /// KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH, KERNC_CUDA_LIBRARY and
+  /// KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
+  static Config from_environment();
+  /// The same, with an injectable lookup (for tests).
+  static Config from_environment(const std::function<const char*(const char*)>& lookup);
+
+  CacheConfig cache_config() const;
+  CompilerLibraryPaths compiler_paths() const;
+};
+
+/// Parses a size such as "1048576", "512M", "4G", "2GiB", "1.5G"; throws kernc::Error(invalid_argument)
+/// naming `what` and the text.
+std::uint64_t parse_size(const std::string& text, const std::string& what);
+
+/// Sets the level of the library's "kernc" logger ("trace" ... "off"); the library logs
+/// warnings only by default and never prints otherwise.
+void set_log_level(const std::string& level);
+
+/// Formats a byte count for people: "1.5 GiB", "320 KiB", "12 B".
+std::string format_size(std::uint64_t bytes);
+
+}  // namespace kernc

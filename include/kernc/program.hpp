@@ -1,0 +1,37 @@
+#pragma once
+/// \file
+/// The input of a compile and its result.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernc/compile_options.hpp"
+#include "kernc/target.hpp"
+
+namespace kernc {
+
+/// Source code plus everything that decides how it compiles, except the target.
+struct Program {
+  std::string name = "kernel.cu";              ///< file name the compiler reports in its log
+  std::string source;                          ///< the whole translation unit
+  std::vector<std::string> name_expressions;   ///< e.g. "my_kernel<float, 4>"
+  CompileOptions options;
+};
+
+/// What a compiler produced for one Program and one Target.
+struct CompiledProgram {
+  Target target = Target::parse("sm_80");
+  std::string binary;                           ///< cubin / PTX text / code object bytes
+  std::map<std::string, std::string> lowered_names;  ///< name expression → mangled name
+  std::string log;                              ///< compiler log (warnings), may be empty
+  std::vector<std::string> flags;               ///< the exact flags the compiler was given
+  std::string compiler;                         ///< human-readable compiler identity
+  double compile_ms = 0;                        ///< wall time of the compile itself
+
+  /// The mangled name of a name expression; throws kernc::Error(not_found) listing the known ones.
+  const std::string& lowered_name(const std::string& name_expression) const;
+};
+
+}  // namespace kernc

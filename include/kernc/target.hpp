@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// Compilation targets: which backend, which architecture, which kind of binary.
+
+#include <string>
+#include <string_view>
+
+namespace kernc {
+
+enum class Backend { cuda, hip };
+
+/// The kind of binary a compile produces.
+enum class BinaryKind { cubin, ptx, hsaco };
+
+const char* to_string(Backend backend) noexcept;
+const char* to_string(BinaryKind kind) noexcept;
+/// Parses "cubin", "ptx" or "hsaco"; throws kernc::Error(invalid_argument) otherwise.
+BinaryKind parse_binary_kind(std::string_view text);
+
+/// One architecture to compile for, as the caller names it.
+///
+/// CUDA: "sm_90" (cubin), "compute_90" (PTX), with NVRTC's suffixes "a" and "f"
+/// ("sm_90a"). HIP: "gfx90a", optionally with target features ("gfx90a:xnack-").
+class Target {
+ public:
+  /// Parses a target name; throws kernc::Error(invalid_argument) naming what was expected.
+  static Target parse(std::string_view text);
+
+  Backend backend() const noexcept { return backend_; }
+  BinaryKind binary_kind() const noexcept { return kind_; }
+  /// CUDA: the architecture without prefix ("90a"). HIP: the whole name ("gfx90a:xnack-").
+  const std::string& arch() const noexcept { return arch_; }
+  /// CUDA only: the numeric compute capability (90 for "sm_90a").
+  int sm_number() const noexcept { return sm_number_; }
+  /// The canonical name ("sm_90", "compute_90", "gfx90a:xnack-").
+  std::string str() const;
+  /// The same architecture producing another kind of binary (sm_90 → compute_90 for PTX).
+  /// Throws kernc::Error(invalid_argument) if the kind does not fit the backend.
+  Target with_binary_kind(BinaryKind kind) const;
+
+  friend bool operator==(const Target& a, const Target& b) {
+    return a.backend_ == b.backend_ && a.kind_ == b.kind_ && a.arch_ == b.arch_;
+  }
+  friend bool operator!=(const Target& a, const Target& b) { return !(a == b); }
+
+ private:
+  Target(Backend backend, BinaryKind kind, std::string arch, int sm_number)
+      : backend_(backend), kind_(kind), arch_(std::move(arch)), sm_number_(sm_number) {}
+  Backend backend_;
+  BinaryKind kind_;
+  std::string arch_;
+  int sm_number_ = 0;
+};
+
+}  // namespace kernc

@@ -1,0 +1,237 @@
+#include "kernc/cache.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <list>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "cache/cache_key.hpp"
+#include "cache/entry_format.hpp"
+#include "cache/local_store.hpp"
+#include "kernc/error.hpp"
+#include "util/log.hpp"
+
+namespace kernc {
+
+const char* to_string(CacheOutcome outcome) noexcept {
+  switch (outcome) {
+    case CacheOutcome::memory_hit: return "memory hit";
+    case CacheOutcome::disk_hit: return "disk hit";
+    case CacheOutcome::compiled: return "compiled";
+  }
+  return "unknown";
+}
+
+CacheStats& CacheStats::operator+=(const CacheStats& o) {
+  memory_hits += o.memory_hits;
+  disk_hits += o.disk_hits;
+  compiles += o.compiles;
+  compile_failures += o.compile_failures;
+  compile_ms += o.compile_ms;
+  load_ms += o.load_ms;
+  corrupt_entries += o.corrupt_entries;
+  evictions += o.evictions;
+  store_failures += o.store_failures;
+  return *this;
+}
+
+using ProgramPtr = std::shared_ptr<const CompiledProgram>;
+
+// The memory layer: an LRU map bounded in bytes, plus the keys being compiled right now
+// so that concurrent lookups of one key compile it once (single flight). The mutex
+// guards only map operations, never a compile or a disk read: a hit never waits
+// behind another key's compile.
+struct Cache::Memory {
+  std::mutex mutex;
+  std::list<std::string> lru;  // front = most recently used
+  struct Slot {
+    ProgramPtr program;
+    std::list<std::string>::iterator position;
+  };
+  std::unordered_map<std::string, Slot> entries;
+  std::unordered_map<std::string, std::shared_future<ProgramPtr>> in_flight;
+  std::uint64_t bytes = 0;
+  std::uint64_t max_bytes = 0;
+  std::atomic<bool> warned_store_failure{false};
+
+  ProgramPtr find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = entries.find(key);
+    if (found == entries.end()) return nullptr;
+    lru.splice(lru.begin(), lru, found->second.position);
+    return found->second.program;
+  }
+
+  void insert(const std::string& key, ProgramPtr program) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (entries.count(key)) return;
+    lru.push_front(key);
+    bytes += program->binary.size();
+    entries[key] = Slot{std::move(program), lru.begin()};
+    while (bytes > max_bytes && lru.size() > 1) {
+      auto victim = entries.find(lru.back());
+      bytes -= victim->second.program->binary.size();
+      entries.erase(victim);
+      lru.pop_back();
+    }
+  }
+};
+
+Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make_unique<Memory>()) {
+  memory_->max_bytes = config_.memory_max_size;
+  if (!config_.disk_enabled) return;
+  try {
+    store_ = std::make_unique<cache::LocalStore>(config_.directory, config_.max_size);
+    if (!store_->writable()) {
+      disk_problem_ = fmt::format("cache directory {} is not writable: existing entries are used, new ones are "
+                                  "kept in memory only", config_.directory);
+    }
+  } catch (const Error& error) {
+    disk_problem_ = fmt::format("{}: the disk cache is off, compiled kernels are kept in memory only", error.what());
+  }
+  if (!disk_problem_.empty()) detail::logger().warn("{}", disk_problem_);
+}
+
+Cache::~Cache() {
+  try {
+    flush_stats();
+  } catch (...) {
+    // Counters are advisory; losing them at exit must not throw from a destructor.
+  }
+}
+
+std::string Cache::key(const Program& program, const Target& target, const Compiler& compiler) const {
+  return cache::compute_key(program, target, compiler.identity());
+}
+
+std::string Cache::key_material(const Program& program, const Target& target, const Compiler& compiler) const {
+  std::string material;
+  std::string digest = cache::compute_key(program, target, compiler.identity(), &material);
+  return material + fmt::format("{:<12} {}\n", "key", digest);
+}
+
+CacheResult Cache::get_or_compile(const Program& program, const Target& target, const Compiler& compiler) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&start] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  compiler.check_target(target);
+  validate(program.options);
+  CacheResult result;
+  result.key = key(program, target, compiler);
+
+  auto count = [this](auto&& update) {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    update(stats_);
+    update(unsaved_);
+  };
+
+  if ((result.program = memory_->find(result.key))) {
+    result.outcome = CacheOutcome::memory_hit;
+    count([](CacheStats& s) { ++s.memory_hits; });
+    result.elapsed_ms = elapsed_ms();
+    return result;
+  }
+
+  // Single flight: the first caller of a key does the work; others wait for its result.
+  std::promise<ProgramPtr> promise;
+  std::shared_future<ProgramPtr> pending;
+  bool leader = false;
+  {
+    std::lock_guard<std::mutex> lock(memory_->mutex);
+    auto found = memory_->in_flight.find(result.key);
+    if (found != memory_->in_flight.end()) {
+      pending = found->second;
+    } else {
+      pending = promise.get_future().share();
+      memory_->in_flight.emplace(result.key, pending);
+      leader = true;
+    }
+  }
+  if (!leader) {
+    result.program = pending.get();  // rethrows the leader's compile error
+    result.outcome = CacheOutcome::memory_hit;
+    count([](CacheStats& s) { ++s.memory_hits; });
+    result.elapsed_ms = elapsed_ms();
+    return result;
+  }
+
+  auto finish_flight = [this, &result] {
+    std::lock_guard<std::mutex> lock(memory_->mutex);
+    memory_->in_flight.erase(result.key);
+  };
+  try {
+    if (store_) {
+      auto load_start = std::chrono::steady_clock::now();
+      auto lookup = store_->get(result.key);
+      double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+      if (lookup.status == cache::StoreLookup::Status::hit) {
+        result.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
+        result.outcome = CacheOutcome::disk_hit;
+        count([load_ms](CacheStats& s) {
+          ++s.disk_hits;
+          s.load_ms += load_ms;
+        });
+      } else if (lookup.status == cache::StoreLookup::Status::corrupt) {
+        detail::logger().warn("corrupt cache entry, recompiling: {}", lookup.problem);
+        count([](CacheStats& s) { ++s.corrupt_entries; });
+      }
+    }
+    if (!result.program) {
+      CompiledProgram compiled;
+      try {
+        compiled = compiler.compile(program, target);
+      } catch (const Error&) {
+        count([](CacheStats& s) { ++s.compile_failures; });
+        throw;
+      }
+      count([&compiled](CacheStats& s) {
+        ++s.compiles;
+        s.compile_ms += compiled.compile_ms;
+      });
+      result.program = std::make_shared<const CompiledProgram>(std::move(compiled));
+      result.outcome = CacheOutcome::compiled;
+      if (store_ && store_->writable()) {
+        try {
+          auto evicted = store_->put(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()));
+          count([evicted](CacheStats& s) { s.evictions += evicted; });
+        } catch (const Error& error) {
+          count([](CacheStats& s) { ++s.store_failures; });
+          if (!memory_->warned_store_failure.exchange(true)) {
+            detail::logger().warn("cannot write to the disk cache, keeping compiled kernels in memory: {}",
+                                  error.what());
+          }
+        }
+      }
+    }
+    memory_->insert(result.key, result.program);
+    promise.set_value(result.program);
+    finish_flight();
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    finish_flight();
+    throw;
+  }
+  result.elapsed_ms = elapsed_ms();
+  return result;
+}
+
+CacheStats Cache::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return stats_;
+}
+
+void Cache::flush_stats() {
+  CacheStats delta;
+  {
+    std::lock_guard<std::mutex> lock(stats_mutex_);
+    delta = unsaved_;
+    unsaved_ = {};
+  }
+  if (store_ && store_->writable()) store_->add_stats(delta);
+}
+
+}  // namespace kernc

@@ -1,0 +1,107 @@
+#include "cache/cache_key.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "kernc/error.hpp"
+#include "platform/files.hpp"
+#include "platform/sha256.hpp"
+
+namespace kernc::cache {
+
+namespace {
+
+constexpr std::uintmax_t kMaxIncludeTreeBytes = 256ull << 20;
+
+// Writes tagged fields into the hash and, optionally, a readable dump of them.
+class KeyBuilder {
+ public:
+  explicit KeyBuilder(std::string* material) : material_(material) {}
+
+  void add(std::string_view tag, std::string_view bytes) {
+    hash_.update(fmt::format("{}={}:", tag, bytes.size()));
+    hash_.update(bytes);
+    hash_.update("\n");
+    if (!material_) return;
+    bool printable = bytes.size() <= 120 && bytes.find('\n') == std::string_view::npos;
+    if (printable) {
+      *material_ += fmt::format("{:<12} {}\n", tag, bytes);
+    } else {
+      *material_ += fmt::format("{:<12} {} bytes, sha256 {}\n", tag, bytes.size(), platform::sha256_hex(bytes));
+    }
+  }
+
+  std::string digest() { return hash_.hex_digest(); }
+
+ private:
+  platform::Sha256 hash_;
+  std::string* material_;
+};
+
+}  // namespace
+
+std::string hash_include_tree(const std::string& directory) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> memo;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto found = memo.find(directory); found != memo.end()) return found->second;
+  }
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("include directory {} does not exist", directory));
+  }
+  std::vector<std::string> files;
+  std::uintmax_t total = 0;
+  for (auto it = fs::recursive_directory_iterator(directory, fs::directory_options::follow_directory_symlink, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (!it->is_regular_file(error)) continue;
+    total += it->file_size(error);
+    if (total > kMaxIncludeTreeBytes) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("include directory {} holds more than {} MiB of files; kernc hashes every file "
+                              "under an include directory into the cache key (NVRTC cannot say which it read). "
+                              "Pass a narrower directory, or the headers themselves as CompileOptions::headers",
+                              directory, kMaxIncludeTreeBytes >> 20));
+    }
+    files.push_back(fs::relative(it->path(), directory, error).string());
+  }
+  if (error) {
+    throw Error(ErrorCode::io, fmt::format("cannot list include directory {}: {}", directory, error.message()));
+  }
+  std::sort(files.begin(), files.end());
+  platform::Sha256 hash;
+  for (const auto& file : files) {
+    std::string contents = platform::read_file(directory + "/" + file);
+    hash.update(fmt::format("file={}:{}:", file, contents.size()));
+    hash.update(contents);
+  }
+  std::string digest = hash.hex_digest();
+  std::lock_guard<std::mutex> lock(mutex);
+  memo.emplace(directory, digest);
+  return digest;
+}
+
+std::string compute_key(const Program& program, const Target& target, const CompilerIdentity& compiler,
+                        std::string* material) {
+  KeyBuilder key(material);
+  key.add("format", std::to_string(kFormatVersion));
+  key.add("backend", to_string(compiler.backend));
+  key.add("compiler", compiler.version);
+  key.add("compiler_lib", compiler.library_sha256);
+  key.add("target", target.str());
+  key.add("binary", to_string(target.binary_kind()));
+  key.add("options", canonical_bytes(program.options));
+  for (const auto& dir : program.options.include_dirs) key.add("include_tree", hash_include_tree(dir));
+  key.add("name", program.name);
+  key.add("source", program.source);
+  for (const auto& expression : program.name_expressions) key.add("name_expr", expression);
+  return key.digest();
+}
+
+}  // namespace kernc::cache

@@ -1,0 +1,299 @@
+#include "cache/local_store.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernc/error.hpp"
+#include "platform/files.hpp"
+
+namespace kernc::cache {
+
+namespace {
+
+constexpr std::time_t kAbandonedTempSeconds = 3600;
+
+bool is_key(const std::string& name) {
+  return name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::vector<std::string> list_directory(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(path.c_str());
+  if (!dir) return names;
+  while (dirent* item = ::readdir(dir)) {
+    std::string name = item->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  ::closedir(dir);
+  return names;
+}
+
+// An exclusive flock on a lock file, released on destruction.
+class FileLock {
+ public:
+  FileLock(const std::string& path, bool wait) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) return;
+    if (::flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+nlohmann::json stats_to_json(const CacheStats& s) {
+  return {{"memory_hits", s.memory_hits},   {"disk_hits", s.disk_hits},
+          {"compiles", s.compiles},         {"compile_failures", s.compile_failures},
+          {"compile_ms", s.compile_ms},     {"load_ms", s.load_ms},
+          {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions},
+          {"store_failures", s.store_failures}};
+}
+
+CacheStats stats_from_json(const nlohmann::json& j) {
+  CacheStats s;
+  s.memory_hits = j.value("memory_hits", std::uint64_t{0});
+  s.disk_hits = j.value("disk_hits", std::uint64_t{0});
+  s.compiles = j.value("compiles", std::uint64_t{0});
+  s.compile_failures = j.value("compile_failures", std::uint64_t{0});
+  s.compile_ms = j.value("compile_ms", 0.0);
+  s.load_ms = j.value("load_ms", 0.0);
+  s.corrupt_entries = j.value("corrupt_entries", std::uint64_t{0});
+  s.evictions = j.value("evictions", std::uint64_t{0});
+  s.store_failures = j.value("store_failures", std::uint64_t{0});
+  return s;
+}
+
+}  // namespace
+
+LocalStore::LocalStore(std::string root, std::uint64_t max_size)
+    : root_(std::move(root)), entries_(root_ + "/entries"), max_size_(max_size) {
+  platform::make_directories(root_, 0700);
+  struct stat info {};
+  if (::stat(root_.c_str(), &info) != 0) {
+    throw Error(ErrorCode::io, fmt::format("cannot stat cache directory {}: {}", root_, std::strerror(errno)));
+  }
+  // Entries are code that will run on the GPU: never trust a directory someone else owns.
+  if (info.st_uid != ::geteuid()) {
+    throw Error(ErrorCode::io, fmt::format("cache directory {} is owned by uid {}, not by this user (uid {})",
+                                           root_, info.st_uid, ::geteuid()));
+  }
+  if (info.st_mode & (S_IWGRP | S_IWOTH)) {
+    throw Error(ErrorCode::io, fmt::format("cache directory {} is writable by other users (mode {:o})", root_,
+                                           info.st_mode & 0777));
+  }
+  try {
+    platform::make_directories(entries_, 0700);
+  } catch (const Error&) {
+    if (::access(entries_.c_str(), R_OK | X_OK) != 0) throw;
+  }
+  writable_ = ::access(entries_.c_str(), W_OK) == 0;
+  if (writable_ && ::access((root_ + "/CACHEDIR.TAG").c_str(), F_OK) != 0) {
+    try {
+      platform::write_file_atomic(root_ + "/CACHEDIR.TAG",
+                                  "Signature: 8a477f597d28d172789f06886806bc55\n"
+                                  "# This directory is a kernc compile cache; backups may skip it.\n");
+    } catch (const Error&) {
+      writable_ = false;
+    }
+  }
+}
+
+std::string LocalStore::entry_path(const std::string& key) const {
+  return fmt::format("{}/{}/{}", entries_, key.substr(0, 2), key);
+}
+
+StoreLookup LocalStore::get(const std::string& key) {
+  StoreLookup lookup;
+  std::string path = entry_path(key);
+  std::optional<std::string> bytes;
+  try {
+    bytes = platform::read_file_if_exists(path);
+  } catch (const Error& error) {
+    lookup.status = StoreLookup::Status::corrupt;
+    lookup.problem = error.what();
+    return lookup;
+  }
+  if (!bytes) return lookup;
+  lookup.entry = decode_entry(*bytes, key, &lookup.problem);
+  if (!lookup.entry) {
+    lookup.status = StoreLookup::Status::corrupt;
+    lookup.problem = fmt::format("{}: {}", path, lookup.problem);
+    return lookup;
+  }
+  lookup.status = StoreLookup::Status::hit;
+  if (writable_) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // LRU: mark as used now
+  return lookup;
+}
+
+std::uint64_t LocalStore::put(const std::string& key, std::string_view encoded) {
+  if (!writable_) throw Error(ErrorCode::io, fmt::format("cache directory {} is not writable", entries_));
+  std::string path = entry_path(key);
+  platform::make_directories(path.substr(0, path.find_last_of('/')), 0700);
+  platform::write_file_atomic(path, encoded, 0600);
+  {
+    std::lock_guard<std::mutex> lock(size_mutex_);
+    if (size_estimate_) *size_estimate_ += encoded.size();
+  }
+  return evict_if_needed();
+}
+
+std::uint64_t LocalStore::evict_if_needed() {
+  {
+    std::lock_guard<std::mutex> lock(size_mutex_);
+    if (!size_estimate_) {
+      std::uint64_t total = 0;
+      for (const auto& entry : list()) total += entry.size;
+      size_estimate_ = total;
+    }
+    if (*size_estimate_ <= max_size_) return 0;
+  }
+  // Another process cleaning up already does the work: do not wait for it.
+  FileLock lock(root_ + "/cleanup.lock", /*wait=*/false);
+  if (!lock.held()) return 0;
+  // Cleaning to 90% of the cap leaves room, so that every put does not trigger a scan.
+  return prune_locked(max_size_ - max_size_ / 10).removed;
+}
+
+std::vector<EntryFile> LocalStore::list() const {
+  std::vector<EntryFile> files;
+  for (const auto& shard : list_directory(entries_)) {
+    std::string shard_path = entries_ + "/" + shard;
+    for (const auto& name : list_directory(shard_path)) {
+      if (!is_key(name)) continue;
+      std::string path = shard_path + "/" + name;
+      struct stat info {};
+      if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+      files.push_back({name, path, static_cast<std::uint64_t>(info.st_size), info.st_mtime});
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
+    return a.last_used != b.last_used ? a.last_used < b.last_used : a.key < b.key;
+  });
+  return files;
+}
+
+VerifyReport LocalStore::verify(bool remove) const {
+  VerifyReport report;
+  for (const auto& file : list()) {
+    ++report.checked;
+    std::string problem;
+    try {
+      auto bytes = platform::read_file(file.path);
+      if (decode_entry(bytes, file.key, &problem)) continue;
+    } catch (const Error& error) {
+      problem = error.what();
+    }
+    report.bad.emplace_back(file.path, problem);
+    if (remove && ::unlink(file.path.c_str()) == 0) ++report.removed;
+  }
+  return report;
+}
+
+PruneReport LocalStore::prune(std::uint64_t max_size) {
+  FileLock lock(root_ + "/cleanup.lock", /*wait=*/true);
+  return prune_locked(max_size);
+}
+
+PruneReport LocalStore::prune_locked(std::uint64_t max_size) {
+  PruneReport report;
+  auto files = list();
+  std::uint64_t total = 0;
+  for (const auto& file : files) total += file.size;
+  for (const auto& file : files) {  // oldest use first
+    if (total <= max_size) break;
+    if (::unlink(file.path.c_str()) == 0) {
+      total -= file.size;
+      report.freed_bytes += file.size;
+      ++report.removed;
+    }
+  }
+  // Temp files left by writers that died between write and rename.
+  std::time_t now = std::time(nullptr);
+  for (const auto& shard : list_directory(entries_)) {
+    std::string shard_path = entries_ + "/" + shard;
+    for (const auto& name : list_directory(shard_path)) {
+      if (!platform::is_temp_name(name)) continue;
+      std::string path = shard_path + "/" + name;
+      struct stat info {};
+      if (::stat(path.c_str(), &info) == 0 && now - info.st_mtime > kAbandonedTempSeconds &&
+          ::unlink(path.c_str()) == 0) {
+        ++report.temp_files_removed;
+      }
+    }
+  }
+  report.remaining_bytes = total;
+  std::lock_guard<std::mutex> guard(size_mutex_);
+  size_estimate_ = total;
+  return report;
+}
+
+std::uint64_t LocalStore::clear() {
+  FileLock lock(root_ + "/cleanup.lock", /*wait=*/true);
+  std::uint64_t removed = 0;
+  for (const auto& file : list()) removed += ::unlink(file.path.c_str()) == 0 ? 1 : 0;
+  std::lock_guard<std::mutex> guard(size_mutex_);
+  size_estimate_ = 0;
+  return removed;
+}
+
+std::string LocalStore::resolve(const std::string& prefix) const {
+  if (prefix.empty() || prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("\"{}\" is not a cache key: expected lowercase hex (a key or a prefix of one)", prefix));
+  }
+  std::vector<std::string> matches;
+  for (const auto& file : list()) {
+    if (file.key.rfind(prefix, 0) == 0) matches.push_back(file.key);
+  }
+  if (matches.empty()) throw Error(ErrorCode::not_found, fmt::format("no cache entry has a key starting with {}", prefix));
+  if (matches.size() > 1) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} entries have keys starting with {}; give more characters", matches.size(), prefix));
+  }
+  return matches.front();
+}
+
+void LocalStore::add_stats(const CacheStats& delta) {
+  if (!writable_) return;
+  FileLock lock(root_ + "/stats.lock", /*wait=*/true);
+  CacheStats total = read_stats();
+  total += delta;
+  platform::write_file_atomic(root_ + "/stats.json", stats_to_json(total).dump(2) + "\n");
+}
+
+CacheStats LocalStore::read_stats() const {
+  try {
+    auto text = platform::read_file_if_exists(root_ + "/stats.json");
+    if (text) return stats_from_json(nlohmann::json::parse(*text));
+  } catch (const std::exception&) {
+    // A damaged stats file only loses counts; it is rewritten on the next update.
+  }
+  return {};
+}
+
+void LocalStore::reset_stats() {
+  FileLock lock(root_ + "/stats.lock", /*wait=*/true);
+  platform::write_file_atomic(root_ + "/stats.json", stats_to_json({}).dump(2) + "\n");
+}
+
+}  // namespace kernc::cache

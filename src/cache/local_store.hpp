@@ -1,0 +1,91 @@
+#pragma once
+// The local disk store: one file per entry under <root>/entries/<2 hex>/<key>.
+//
+// NOTE [ lock-free readers ]
+// Writers write a unique temp file in the entry's directory and rename it into place,
+// so a reader sees a whole old entry, a whole new one, or none; readers take no lock.
+// Eviction removes files under a try-lock (<root>/cleanup.lock): if another process
+// holds it, this one skips cleanup instead of waiting. A reader that opened a file just
+// before it was evicted still reads it whole (unlinked files stay readable).
+// LRU order is the files' mtime, refreshed on every hit.
+
+#include <cstdint>
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/store.hpp"
+#include "kernc/cache.hpp"
+
+namespace kernc::cache {
+
+/// One entry file as found on disk.
+struct EntryFile {
+  std::string key;
+  std::string path;
+  std::uint64_t size = 0;
+  std::time_t last_used = 0;  ///< mtime
+};
+
+struct VerifyReport {
+  std::uint64_t checked = 0;
+  std::vector<std::pair<std::string, std::string>> bad;  ///< path, problem
+  std::uint64_t removed = 0;
+};
+
+struct PruneReport {
+  std::uint64_t removed = 0;
+  std::uint64_t freed_bytes = 0;
+  std::uint64_t remaining_bytes = 0;
+  std::uint64_t temp_files_removed = 0;
+};
+
+class LocalStore final : public Store {
+ public:
+  /// Creates <root>/entries with mode 0700 if needed. Throws kernc::Error(io) when the
+  /// directory cannot be created, is not a directory, or is owned by another user.
+  LocalStore(std::string root, std::uint64_t max_size);
+
+  StoreLookup get(const std::string& key) override;
+  std::uint64_t put(const std::string& key, std::string_view encoded) override;
+
+  /// Whether entries can be written here (false: read-only, hits still served).
+  bool writable() const noexcept { return writable_; }
+  const std::string& root() const noexcept { return root_; }
+  std::string entry_path(const std::string& key) const;
+
+  /// Every entry file, oldest use first.
+  std::vector<EntryFile> list() const;
+  /// Decodes every entry; with `remove`, deletes the bad ones.
+  VerifyReport verify(bool remove) const;
+  /// Removes least recently used entries until at most `max_size` bytes remain, and
+  /// temp files abandoned more than an hour ago. Waits for the cleanup lock.
+  PruneReport prune(std::uint64_t max_size);
+  /// Removes every entry; returns how many.
+  std::uint64_t clear();
+  /// The full key of the one entry whose key starts with `prefix`; throws
+  /// kernc::Error(not_found) or (invalid_argument) when none or several match.
+  std::string resolve(const std::string& prefix) const;
+
+  /// Adds `delta` to the counters in <root>/stats.json (under a short lock that entry
+  /// readers never take).
+  void add_stats(const CacheStats& delta);
+  CacheStats read_stats() const;
+  void reset_stats();
+
+ private:
+  std::uint64_t evict_if_needed();
+  PruneReport prune_locked(std::uint64_t max_size);
+
+  std::string root_;
+  std::string entries_;
+  std::uint64_t max_size_;
+  bool writable_ = true;
+  // Approximate bytes in the store, from a scan at the first put plus every put since.
+  std::mutex size_mutex_;
+  std::optional<std::uint64_t> size_estimate_;
+};
+
+}  // namespace kernc::cache

@@ -1,0 +1,144 @@
+#include "compiler/nvrtc_compiler.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compiler/library_identity.hpp"
+#include "compiler/rtc_compile.hpp"
+#include "kernc/error.hpp"
+#include "platform/nvrtc_api.hpp"
+
+namespace kernc::compiler {
+
+std::vector<std::string> nvrtc_flags(const CompileOptions& options, const Target& target) {
+  std::vector<std::string> flags;
+  flags.push_back("-arch=" + target.str());
+  flags.push_back("-std=" + options.language_standard);
+  for (const auto& [name, value] : options.defines) {
+    flags.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
+  }
+  for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir);
+  if (options.fast_math) flags.push_back("--use_fast_math");
+  if (options.line_info) flags.push_back("-lineinfo");
+  if (options.debug) flags.push_back("-G");
+  flags.insert(flags.end(), options.raw_flags.begin(), options.raw_flags.end());
+  return flags;
+}
+
+namespace {
+
+class NvrtcCompiler final : public Compiler {
+ public:
+  NvrtcCompiler(platform::NvrtcApi api, const std::string& memo_dir) : api_(std::move(api)) {
+    int major = 0, minor = 0;
+    api_.nvrtcVersion(&major, &minor);
+    identity_.backend = Backend::cuda;
+    identity_.library_path = api_.library.path();
+    identity_.version = fmt::format("{}.{}", major, minor);
+    identity_.library_sha256 = hash_library_files({identity_.library_path}, memo_dir);
+    if (api_.nvrtcGetNumSupportedArchs && api_.nvrtcGetSupportedArchs) {
+      int count = 0;
+      if (api_.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+        archs_.resize(static_cast<size_t>(count));
+        if (api_.nvrtcGetSupportedArchs(archs_.data()) != NVRTC_SUCCESS) archs_.clear();
+      }
+    }
+  }
+
+  Backend backend() const noexcept override { return Backend::cuda; }
+  const CompilerIdentity& identity() const noexcept override { return identity_; }
+
+  std::vector<std::string> supported_targets() const override {
+    std::vector<std::string> names;
+    for (int arch : archs_) names.push_back(fmt::format("sm_{}", arch));
+    return names;
+  }
+
+  void check_target(const Target& target) const override {
+    if (target.backend() != Backend::cuda) {
+      throw Error(ErrorCode::unsupported_target,
+                  fmt::format("NVRTC cannot compile for {}, a HIP target", target.str()));
+    }
+    if (archs_.empty()) return;  // an NVRTC too old to say; let it judge the flag itself
+    if (std::find(archs_.begin(), archs_.end(), target.sm_number()) == archs_.end()) {
+      throw Error(ErrorCode::unsupported_target,
+                  fmt::format("NVRTC {} ({}) does not support {}; it supports {} (as sm_NN or compute_NN)",
+                              identity_.version, identity_.library_path, target.str(),
+                              fmt::join(supported_targets(), ", ")));
+    }
+  }
+
+  std::vector<std::string> flags(const CompileOptions& options, const Target& target) const override {
+    return nvrtc_flags(options, target);
+  }
+
+  CompiledProgram compile(const Program& program, const Target& target) const override {
+    check_target(target);
+    validate(program.options);
+    return rtc_compile(Calls{api_, identity_.version}, program, target, nvrtc_flags(program.options, target),
+                       identity_.str());
+  }
+
+ private:
+  // Adapts NVRTC to rtc_compile; see rtc_compile.hpp.
+  struct Calls {
+    using Handle = nvrtcProgram;
+    using Status = nvrtcResult;
+    static constexpr Status kSuccess = NVRTC_SUCCESS;
+    const platform::NvrtcApi& api;
+    const std::string& version;
+
+    Status create(Handle* p, const char* src, const char* name, int n, const char* const* h,
+                  const char* const* hn) const {
+      return api.nvrtcCreateProgram(p, src, name, n, h, hn);
+    }
+    void destroy(Handle* p) const { api.nvrtcDestroyProgram(p); }
+    Status add_name_expression(Handle p, const char* e) const { return api.nvrtcAddNameExpression(p, e); }
+    Status compile(Handle p, int n, const char* const* argv) const { return api.nvrtcCompileProgram(p, n, argv); }
+    Status log_size(Handle p, size_t* size) const { return api.nvrtcGetProgramLogSize(p, size); }
+    Status log(Handle p, char* out) const { return api.nvrtcGetProgramLog(p, out); }
+    Status lowered_name(Handle p, const char* e, const char** out) const { return api.nvrtcGetLoweredName(p, e, out); }
+    const char* error_string(Status s) const { return api.nvrtcGetErrorString(s); }
+    static bool is_compilation_error(Status s) { return s == NVRTC_ERROR_COMPILATION; }
+
+    std::string binary(Handle p, const Target& target) const {
+      size_t size = 0;
+      std::string bytes;
+      auto check = [this](Status s, const char* call) {
+        if (s != kSuccess) throw Error(ErrorCode::compiler_api, fmt::format("{} failed: {}", call, error_string(s)));
+      };
+      if (target.binary_kind() == BinaryKind::cubin) {
+        if (!api.nvrtcGetCUBIN || !api.nvrtcGetCUBINSize) {
+          throw Error(ErrorCode::unsupported_target,
+                      fmt::format("NVRTC {} cannot emit cubin (no nvrtcGetCUBIN); ask for compute_{} to get PTX",
+                                  version, target.arch()));
+        }
+        check(api.nvrtcGetCUBINSize(p, &size), "nvrtcGetCUBINSize");
+        bytes.resize(size);
+        check(api.nvrtcGetCUBIN(p, bytes.data()), "nvrtcGetCUBIN");
+      } else {
+        check(api.nvrtcGetPTXSize(p, &size), "nvrtcGetPTXSize");
+        bytes.resize(size);
+        check(api.nvrtcGetPTX(p, bytes.data()), "nvrtcGetPTX");
+        // PTX is text: keep the payload free of the C string's terminator.
+        while (!bytes.empty() && bytes.back() == '\0') bytes.pop_back();
+      }
+      return bytes;
+    }
+  };
+
+  platform::NvrtcApi api_;
+  CompilerIdentity identity_;
+  std::vector<int> archs_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Compiler> load_nvrtc(const CompilerLibraryPaths& paths) {
+  return std::make_shared<NvrtcCompiler>(platform::NvrtcApi::load(paths.nvrtc_override, paths.cuda_home),
+                                         paths.identity_memo_dir);
+}
+
+}  // namespace kernc::compiler

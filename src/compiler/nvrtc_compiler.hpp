@@ -1,0 +1,16 @@
+#pragma once
+// The NVRTC implementation of kernc::Compiler.
+
+#include <memory>
+
+#include "kernc/compiler.hpp"
+
+namespace kernc::compiler {
+
+/// Loads libnvrtc (see NvrtcApi::candidates) and returns a compiler over it.
+std::shared_ptr<const Compiler> load_nvrtc(const CompilerLibraryPaths& paths);
+
+/// The one place CompileOptions become NVRTC flags.
+std::vector<std::string> nvrtc_flags(const CompileOptions& options, const Target& target);
+
+}  // namespace kernc::compiler

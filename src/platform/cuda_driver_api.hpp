@@ -1,0 +1,36 @@
+#pragma once
+// The CUDA driver API (libcuda.so.1) through a dlopen table; see NOTE [ dlopen tables ]
+// in nvrtc_api.hpp. libcuda comes with the driver, never with the toolkit, so it is
+// looked up only by soname (or the KERNC_CUDA_LIBRARY override).
+
+#include <cuda.h>
+
+#include <string>
+#include <vector>
+
+#include "platform/dynamic_library.hpp"
+
+#define KERNC_CUDA_REQUIRED(X) \
+  X(cuInit)                    \
+  X(cuDriverGetVersion)        \
+  X(cuGetErrorName)            \
+  X(cuGetErrorString)          \
+  X(cuDeviceGetCount)          \
+  X(cuDeviceGet)               \
+  X(cuDeviceGetName)           \
+  X(cuDeviceGetAttribute)      \
+  X(cuDeviceTotalMem)
+
+namespace kernc::platform {
+
+struct CudaDriverApi {
+#define KERNC_DECLARE(fn) decltype(&::fn) fn = nullptr;
+  KERNC_CUDA_REQUIRED(KERNC_DECLARE)
+#undef KERNC_DECLARE
+  DynamicLibrary library;
+
+  static CudaDriverApi load(const std::string& override_path);
+  static std::vector<std::string> candidates(const std::string& override_path);
+};
+
+}  // namespace kernc::platform

@@ -1,0 +1,46 @@
+#pragma once
+// HIPRTC through a dlopen table; see NOTE [ dlopen tables ] in nvrtc_api.hpp.
+// Only built when hip/hiprtc.h is available (KERNC_WITH_HIP).
+
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__
+#endif
+#include <hip/hiprtc.h>
+
+#include <string>
+#include <vector>
+
+#include "platform/dynamic_library.hpp"
+
+#define KERNC_HIPRTC_REQUIRED(X) \
+  X(hiprtcGetErrorString)        \
+  X(hiprtcVersion)               \
+  X(hiprtcCreateProgram)         \
+  X(hiprtcDestroyProgram)        \
+  X(hiprtcCompileProgram)        \
+  X(hiprtcGetProgramLogSize)     \
+  X(hiprtcGetProgramLog)         \
+  X(hiprtcGetCodeSize)           \
+  X(hiprtcGetCode)               \
+  X(hiprtcAddNameExpression)     \
+  X(hiprtcGetLoweredName)
+
+namespace kernc::platform {
+
+struct HiprtcApi {
+#define KERNC_DECLARE(fn) decltype(&::fn) fn = nullptr;
+  KERNC_HIPRTC_REQUIRED(KERNC_DECLARE)
+#undef KERNC_DECLARE
+  DynamicLibrary library;
+
+  /// Loads HIPRTC: `override_path` alone if non-empty, else libhiprtc (ROCm >= 6 ships it
+  /// separately), then libamdhip64 (ROCm 5, Debian), then /opt/rocm/lib.
+  static HiprtcApi load(const std::string& override_path);
+  static std::vector<std::string> candidates(const std::string& override_path);
+};
+
+/// The ISA names the AMD code-object manager knows ("gfx90a:sramecc+:xnack-", ...), read
+/// from libamd_comgr if it is loaded in this process; empty if it is not.
+std::vector<std::string> comgr_isa_names();
+
+}  // namespace kernc::platform

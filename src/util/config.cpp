@@ -1,0 +1,125 @@
+#include "kernc/config.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "kernc/error.hpp"
+
+namespace kernc {
+
+std::uint64_t parse_size(const std::string& text, const std::string& what) {
+  auto bad = [&] {
+    return Error(ErrorCode::invalid_argument,
+                 fmt::format("{}: cannot read \"{}\" as a size; expected a number of bytes with an optional "
+                             "unit K, M, G or T (powers of 1024), e.g. 512M or 4G",
+                             what, text));
+  };
+  size_t pos = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (!(number >= 0) || !std::isfinite(number)) throw bad();
+  std::string unit = text.substr(pos);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && (unit.substr(1) == "B" || unit.substr(1) == "IB")) unit = unit.substr(0, 1);
+  double scale = 1;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K") scale = 1024.0;
+  else if (unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else throw bad();
+  double bytes = number * scale;
+  if (bytes >= 1.8e19) throw bad();
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+Config Config::from_environment() {
+  return from_environment([](const char* name) { return std::getenv(name); });
+}
+
+Config Config::from_environment(const std::function<const char*(const char*)>& lookup) {
+  auto get = [&lookup](const char* name) -> std::string {
+    const char* value = lookup(name);
+    return value ? std::string(value) : std::string();
+  };
+  Config config;
+  config.cache_max_size.value = 4ull << 30;
+  config.log_level.value = "warn";
+
+  if (auto dir = get("KERNC_CACHE_DIR"); !dir.empty()) {
+    config.cache_dir.set(dir, "KERNC_CACHE_DIR");
+  } else if (auto xdg = get("XDG_CACHE_HOME"); !xdg.empty()) {
+    config.cache_dir.set(xdg + "/kernc", "XDG_CACHE_HOME");
+  } else if (auto home = get("HOME"); !home.empty()) {
+    config.cache_dir.set(home + "/.cache/kernc", "HOME");
+  } else {
+    config.cache_dir.set("", "no KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME");
+  }
+  if (auto size = get("KERNC_CACHE_MAX_SIZE"); !size.empty()) {
+    config.cache_max_size.set(parse_size(size, "KERNC_CACHE_MAX_SIZE"), "KERNC_CACHE_MAX_SIZE");
+  }
+  if (auto disable = get("KERNC_CACHE_DISABLE"); !disable.empty()) {
+    if (disable != "0" && disable != "1") {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("KERNC_CACHE_DISABLE must be 0 or 1, not \"{}\"", disable));
+    }
+    config.cache_disabled.set(disable == "1", "KERNC_CACHE_DISABLE");
+  }
+  if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
+  if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
+  if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
+  if (auto home = get("CUDA_HOME"); !home.empty()) {
+    config.cuda_home.set(home, "CUDA_HOME");
+  } else if (auto path = get("CUDA_PATH"); !path.empty()) {
+    config.cuda_home.set(path, "CUDA_PATH");
+  }
+  if (auto level = get("KERNC_LOG_LEVEL"); !level.empty()) {
+    static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    bool known = false;
+    for (const char* name : kLevels) known = known || level == name;
+    if (!known) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("KERNC_LOG_LEVEL must be one of trace, debug, info, warn, error, critical, off; "
+                              "not \"{}\"", level));
+    }
+    config.log_level.set(level, "KERNC_LOG_LEVEL");
+  }
+  return config;
+}
+
+CacheConfig Config::cache_config() const {
+  CacheConfig cache;
+  cache.directory = cache_dir.value;
+  cache.max_size = cache_max_size.value;
+  cache.disk_enabled = !cache_disabled.value && !cache_dir.value.empty();
+  return cache;
+}
+
+CompilerLibraryPaths Config::compiler_paths() const {
+  CompilerLibraryPaths paths;
+  paths.nvrtc_override = nvrtc_library.value;
+  paths.hiprtc_override = hiprtc_library.value;
+  paths.cuda_home = cuda_home.value;
+  if (!cache_disabled.value) paths.identity_memo_dir = cache_dir.value;
+  return paths;
+}
+
+}  // namespace kernc

@@ -1,0 +1,229 @@
+// kernc cache stats|ls|verify|prune|clear|inspect: look after the disk cache.
+
+#include <ctime>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cache/entry_format.hpp"
+#include "cache/local_store.hpp"
+#include "cli_context.hpp"
+#include "platform/files.hpp"
+
+namespace kernc::cli {
+
+namespace {
+
+struct CacheCommandOptions {
+  std::string format = "text";
+  bool fix = false;
+  bool zero = false;
+  std::string max_size;
+  std::string key;
+  std::string extract;
+};
+
+std::string local_time(std::time_t when) {
+  std::tm local{};
+  localtime_r(&when, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+// The store the subcommands work on; an unusable directory is an error here, unlike
+// in compiles, because looking after the cache is the whole point of the command.
+cache::LocalStore open_store(const Config& config) {
+  if (config.cache_dir.value.empty()) {
+    throw Error(ErrorCode::io, "no cache directory: set KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass --cache-dir");
+  }
+  return cache::LocalStore(config.cache_dir.value, config.cache_max_size.value);
+}
+
+nlohmann::json stats_json(const CacheStats& s) {
+  return {{"memory_hits", s.memory_hits}, {"disk_hits", s.disk_hits},   {"compiles", s.compiles},
+          {"compile_failures", s.compile_failures}, {"compile_ms", s.compile_ms}, {"load_ms", s.load_ms},
+          {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions}, {"store_failures", s.store_failures}};
+}
+
+int run_stats(const CacheCommandOptions& options, const Config& config) {
+  auto store = open_store(config);
+  if (options.zero) {
+    store.reset_stats();
+    fmt::print("statistics zeroed\n");
+    return kExitOk;
+  }
+  auto stats = store.read_stats();
+  auto entries = store.list();
+  std::uint64_t bytes = 0;
+  for (const auto& entry : entries) bytes += entry.size;
+  if (options.format == "json") {
+    nlohmann::json out = stats_json(stats);
+    out["directory"] = store.root();
+    out["entries"] = entries.size();
+    out["size_bytes"] = bytes;
+    out["max_size_bytes"] = config.cache_max_size.value;
+    fmt::print("{}\n", out.dump(2));
+    return kExitOk;
+  }
+  fmt::print("cache directory   {}\n", store.root());
+  fmt::print("entries           {}\n", entries.size());
+  fmt::print("size              {} of {} ({})\n", format_size(bytes), format_size(config.cache_max_size.value),
+             config.cache_max_size.source);
+  fmt::print("memory hits       {}\n", stats.memory_hits);
+  fmt::print("disk hits         {}\n", stats.disk_hits);
+  fmt::print("compiles          {}\n", stats.compiles);
+  fmt::print("compile failures  {}\n", stats.compile_failures);
+  fmt::print("compile time      {:.1f} ms\n", stats.compile_ms);
+  fmt::print("load time         {:.1f} ms\n", stats.load_ms);
+  fmt::print("corrupt entries   {}\n", stats.corrupt_entries);
+  fmt::print("evictions         {}\n", stats.evictions);
+  fmt::print("store failures    {}\n", stats.store_failures);
+  return kExitOk;
+}
+
+int run_ls(const CacheCommandOptions& options, const Config& config) {
+  auto store = open_store(config);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& file : store.list()) {
+    std::string problem;
+    std::optional<cache::StoredEntry> entry;
+    try {
+      entry = cache::decode_entry(platform::read_file(file.path), file.key, &problem);
+    } catch (const Error& error) {
+      problem = error.what();
+    }
+    nlohmann::json row = {{"key", file.key}, {"size_bytes", file.size}, {"last_used", local_time(file.last_used)}};
+    if (entry) {
+      row["target"] = entry->metadata.value("target", "");
+      row["compiler"] = entry->metadata.value("compiler", "");
+      row["created"] = entry->metadata.value("created", "");
+      row["lowered_names"] = entry->metadata.value("lowered_names", nlohmann::json::object());
+    } else {
+      row["problem"] = problem;
+    }
+    rows.push_back(row);
+  }
+  if (options.format == "json") {
+    fmt::print("{}\n", rows.dump(2));
+    return kExitOk;
+  }
+  fmt::print("{:<14} {:<16} {:<14} {:>10}  {}\n", "KEY", "TARGET", "COMPILER", "SIZE", "LAST USED");
+  for (const auto& row : rows) {
+    fmt::print("{:<14} {:<16} {:<14} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
+               row.value("target", "?"), row.value("compiler", "?"), format_size(row["size_bytes"].get<std::uint64_t>()),
+               row["last_used"].get<std::string>(),
+               row.contains("problem") ? "  BAD: " + row["problem"].get<std::string>() : "");
+  }
+  fmt::print("{} entr{}\n", rows.size(), rows.size() == 1 ? "y" : "ies");
+  return kExitOk;
+}
+
+int run_verify(const CacheCommandOptions& options, const Config& config) {
+  auto store = open_store(config);
+  auto report = store.verify(options.fix);
+  if (options.format == "json") {
+    nlohmann::json bad = nlohmann::json::array();
+    for (const auto& [path, problem] : report.bad) bad.push_back({{"path", path}, {"problem", problem}});
+    fmt::print("{}\n", nlohmann::json{{"checked", report.checked}, {"bad", bad}, {"removed", report.removed}}.dump(2));
+  } else {
+    for (const auto& [path, problem] : report.bad) fmt::print("BAD {}: {}\n", path, problem);
+    fmt::print("{} checked, {} bad, {} removed\n", report.checked, report.bad.size(), report.removed);
+  }
+  return report.bad.size() > report.removed ? kExitCacheDamaged : kExitOk;
+}
+
+int run_prune(const CacheCommandOptions& options, const Config& config) {
+  auto store = open_store(config);
+  std::uint64_t cap = options.max_size.empty() ? config.cache_max_size.value : parse_size(options.max_size, "--max-size");
+  auto report = store.prune(cap);
+  fmt::print("removed {} entr{} ({}), {} remain; removed {} abandoned temp file(s)\n", report.removed,
+             report.removed == 1 ? "y" : "ies", format_size(report.freed_bytes), format_size(report.remaining_bytes),
+             report.temp_files_removed);
+  if (report.removed > 0) {
+    CacheStats delta;
+    delta.evictions = report.removed;
+    store.add_stats(delta);
+  }
+  return kExitOk;
+}
+
+int run_clear(const Config& config) {
+  auto store = open_store(config);
+  auto removed = store.clear();
+  fmt::print("removed {} entr{}\n", removed, removed == 1 ? "y" : "ies");
+  return kExitOk;
+}
+
+int run_inspect(const CacheCommandOptions& options, const Config& config) {
+  auto store = open_store(config);
+  std::string key = store.resolve(options.key);
+  std::string path = store.entry_path(key);
+  std::string problem;
+  auto entry = cache::decode_entry(platform::read_file(path), key, &problem);
+  if (!entry) {
+    fmt::print(stderr, "kernc: error: entry {} is damaged: {}\n", key, problem);
+    return kExitCacheDamaged;
+  }
+  if (!options.extract.empty()) platform::write_file_atomic(options.extract, entry->program.binary, 0644);
+  if (options.format == "json") {
+    nlohmann::json out = entry->metadata;
+    out["path"] = path;
+    out["payload_bytes"] = entry->program.binary.size();
+    fmt::print("{}\n", out.dump(2));
+    return kExitOk;
+  }
+  const auto& m = entry->metadata;
+  fmt::print("key        {}\npath       {}\n", key, path);
+  fmt::print("target     {} ({})\n", m.value("target", ""), m.value("binary_kind", ""));
+  fmt::print("compiler   {} ({})\n", m.value("compiler", ""), m.value("compiler_library", ""));
+  fmt::print("created    {}\ncompile    {:.2f} ms\n", m.value("created", ""), m.value("compile_ms", 0.0));
+  fmt::print("payload    {}\n", format_size(entry->program.binary.size()));
+  std::string flags;
+  for (const auto& flag : entry->program.flags) flags += " " + flag;
+  fmt::print("flags     {}\n", flags);
+  for (const auto& [expression, lowered] : entry->program.lowered_names) fmt::print("name       {} -> {}\n", expression, lowered);
+  if (!entry->program.log.empty()) fmt::print("log\n{}\n", entry->program.log);
+  if (!options.extract.empty()) fmt::print("wrote      {}\n", options.extract);
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
+  auto options = std::make_shared<CacheCommandOptions>();
+  auto* sub = app.add_subcommand("cache", "Inspect and look after the disk cache");
+  sub->require_subcommand(1);
+  auto add_format = [&options](CLI::App* command) {
+    command->add_option("--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  };
+  auto* stats = sub->add_subcommand("stats", "Counters summed over every process that used this cache");
+  add_format(stats);
+  stats->add_flag("--zero", options->zero, "Reset the counters");
+  auto* ls = sub->add_subcommand("ls", "List entries, least recently used first");
+  add_format(ls);
+  auto* verify = sub->add_subcommand("verify", "Check every entry's header, checksum and metadata");
+  add_format(verify);
+  verify->add_flag("--fix", options->fix, "Remove the bad entries");
+  auto* prune = sub->add_subcommand("prune", "Evict least recently used entries down to a size");
+  prune->add_option("--max-size", options->max_size, "Size to prune to (default: KERNC_CACHE_MAX_SIZE)");
+  auto* clear = sub->add_subcommand("clear", "Remove every entry");
+  auto* inspect = sub->add_subcommand("inspect", "Show one entry's metadata");
+  add_format(inspect);
+  inspect->add_option("key", options->key, "The key, or a unique prefix of it")->required();
+  inspect->add_option("--extract", options->extract, "Write the entry's binary to this file");
+
+  auto run = [options, &global, stats, ls, verify, prune, clear, inspect]() -> int {
+    Config config = resolve_config(global);
+    if (stats->parsed()) return run_stats(*options, config);
+    if (ls->parsed()) return run_ls(*options, config);
+    if (verify->parsed()) return run_verify(*options, config);
+    if (prune->parsed()) return run_prune(*options, config);
+    if (clear->parsed()) return run_clear(config);
+    if (inspect->parsed()) return run_inspect(*options, config);
+    return kExitUsage;
+  };
+  return {sub, run};
+}
+
+}  // namespace kernc::cli

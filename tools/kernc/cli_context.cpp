@@ -1,0 +1,59 @@
+#include "cli_context.hpp"
+
+namespace kernc::cli {
+
+int exit_code_for(const Error& error) {
+  switch (error.code()) {
+    case ErrorCode::compile_failed: return kExitCompileFailed;
+    case ErrorCode::invalid_argument: return kExitUsage;
+    case ErrorCode::unsupported_target:
+    case ErrorCode::library_not_found:
+    case ErrorCode::symbol_not_found:
+    case ErrorCode::backend_disabled:
+    case ErrorCode::compiler_api: return kExitEnvironment;
+    case ErrorCode::io: return kExitIo;
+    case ErrorCode::not_found: return kExitNotFound;
+  }
+  return kExitInternal;
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& options) {
+  app.add_option("--cache-dir", options.cache_dir, "Cache directory (overrides KERNC_CACHE_DIR)");
+  app.add_flag("--no-cache", options.no_cache, "Do not use the disk cache (as KERNC_CACHE_DISABLE=1)");
+  app.add_option("--log-level", options.log_level, "Library log level: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+}
+
+Config resolve_config(const GlobalOptions& options) {
+  Config config = Config::from_environment();
+  if (!options.cache_dir.empty()) config.cache_dir.set(options.cache_dir, "--cache-dir");
+  if (options.no_cache) config.cache_disabled.set(true, "--no-cache");
+  if (!options.log_level.empty()) config.log_level.set(options.log_level, "--log-level");
+  set_log_level(config.log_level.value);
+  return config;
+}
+
+const Compiler& Compilers::get(Backend backend) {
+  auto& slot = loaded_[backend];
+  if (!slot) slot = load_compiler(backend, paths_);
+  return *slot;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    auto first = item.find_first_not_of(" \t");
+    auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  return items;
+}
+
+std::string short_key(const std::string& key) { return key.substr(0, 12); }
+
+}  // namespace kernc::cli

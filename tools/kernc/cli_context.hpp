@@ -1,0 +1,75 @@
+#pragma once
+// What every kernc subcommand shares: the exit codes, the configuration (environment
+// overridden by global flags), lazily loaded compilers, and a few printing helpers.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kernc/cache.hpp"
+#include "kernc/compiler.hpp"
+#include "kernc/config.hpp"
+#include "kernc/error.hpp"
+
+namespace kernc::cli {
+
+/// NOTE [ exit codes ] — documented in README.md; tests/cli checks them.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitCompileFailed = 1,  ///< the user's source did not compile (the log is printed)
+  kExitUsage = 2,          ///< bad command line, bad target name, malformed option
+  kExitEnvironment = 3,    ///< a library or backend is missing, or a target unsupported
+  kExitIo = 4,             ///< a file could not be read or written
+  kExitCacheDamaged = 5,   ///< `cache verify` found bad entries it did not remove
+  kExitNotFound = 6,       ///< `cache inspect` found no such entry
+  kExitNoGpu = 7,          ///< the command needs a GPU and there is none
+  kExitInternal = 70,      ///< a bug in kernc
+};
+
+/// The exit code that matches an error's code.
+int exit_code_for(const Error& error);
+
+/// Flags every subcommand accepts.
+struct GlobalOptions {
+  std::string cache_dir;
+  bool no_cache = false;
+  std::string log_level;
+};
+
+/// Adds the global flags to `app`.
+void add_global_options(CLI::App& app, GlobalOptions& options);
+
+/// The configuration from the environment with the global flags applied (sources say which).
+Config resolve_config(const GlobalOptions& options);
+
+/// Loads compilers on first use, once per process.
+class Compilers {
+ public:
+  explicit Compilers(CompilerLibraryPaths paths) : paths_(std::move(paths)) {}
+  const Compiler& get(Backend backend);
+
+ private:
+  CompilerLibraryPaths paths_;
+  std::map<Backend, std::shared_ptr<const Compiler>> loaded_;
+};
+
+/// Splits "sm_90,sm_80, gfx90a" at commas, trimming blanks and dropping empty items.
+std::vector<std::string> split_list(const std::string& text);
+
+/// "3f2a9c01d2e4" — enough of a key to find it again with `kernc cache inspect`.
+std::string short_key(const std::string& key);
+
+/// A subcommand: its CLI11 node and the function that runs it once parsed.
+struct Subcommand {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Subcommand setup_compile(CLI::App& app, const GlobalOptions& global);
+Subcommand setup_cache(CLI::App& app, const GlobalOptions& global);
+Subcommand setup_info(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace kernc::cli

@@ -1,0 +1,168 @@
+// kernc compile FILE.cu --target sm_90,sm_80,gfx90a [...]: compile one source file for
+// several targets through the cache and say, per target, what happened.
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli_context.hpp"
+#include "kernc/config.hpp"
+#include "platform/files.hpp"
+
+namespace kernc::cli {
+
+namespace {
+
+struct CompileCommandOptions {
+  std::string file;
+  std::string targets;
+  std::string emit;
+  std::string output;
+  std::vector<std::string> name_expressions;
+  std::vector<std::string> defines;
+  std::vector<std::string> include_dirs;
+  std::vector<std::string> headers;
+  std::vector<std::string> raw_flags;
+  std::string standard = "c++17";
+  bool fast_math = false;
+  bool line_info = false;
+  bool debug = false;
+  bool explain_key = false;
+};
+
+std::string file_stem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  return name.substr(0, name.find_last_of('.'));
+}
+
+const char* extension(BinaryKind kind) {
+  switch (kind) {
+    case BinaryKind::cubin: return "cubin";
+    case BinaryKind::ptx: return "ptx";
+    case BinaryKind::hsaco: return "hsaco";
+  }
+  return "bin";
+}
+
+Program read_program(const CompileCommandOptions& options) {
+  Program program;
+  program.name = options.file.substr(options.file.find_last_of('/') + 1);
+  program.source = platform::read_file(options.file);
+  program.name_expressions = options.name_expressions;
+  auto& compile = program.options;
+  compile.language_standard = options.standard;
+  for (const auto& define : options.defines) {
+    auto eq = define.find('=');
+    compile.defines[define.substr(0, eq)] = eq == std::string::npos ? "" : define.substr(eq + 1);
+  }
+  compile.include_dirs = options.include_dirs;
+  for (const auto& header : options.headers) {
+    auto eq = header.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == header.size()) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--header \"{}\": expected NAME=FILE, e.g. --header my/util.h=src/util.h", header));
+    }
+    compile.headers[header.substr(0, eq)] = platform::read_file(header.substr(eq + 1));
+  }
+  compile.fast_math = options.fast_math;
+  compile.line_info = options.line_info;
+  compile.debug = options.debug;
+  compile.raw_flags = options.raw_flags;
+  validate(compile);
+  return program;
+}
+
+std::vector<Target> parse_targets(const CompileCommandOptions& options) {
+  std::vector<Target> targets;
+  for (const auto& name : split_list(options.targets)) {
+    Target target = Target::parse(name);
+    if (!options.emit.empty()) target = target.with_binary_kind(parse_binary_kind(options.emit));
+    targets.push_back(target);
+  }
+  if (targets.empty()) throw Error(ErrorCode::invalid_argument, "--target names no target");
+  return targets;
+}
+
+// Where the binary for `target` goes: OUT itself for one target, OUT/<stem>.<target>.<ext> for several.
+std::string output_path(const CompileCommandOptions& options, const Target& target, size_t target_count) {
+  if (options.output.empty()) return {};
+  if (target_count == 1 && options.output.back() != '/') return options.output;
+  std::string dir = options.output.back() == '/' ? options.output.substr(0, options.output.size() - 1) : options.output;
+  return fmt::format("{}/{}.{}.{}", dir, file_stem(options.file), target.str(), extension(target.binary_kind()));
+}
+
+int run_compile(const CompileCommandOptions& options, const GlobalOptions& global) {
+  Config config = resolve_config(global);
+  Program program = read_program(options);
+  std::vector<Target> targets = parse_targets(options);
+  Cache cache(config.cache_config());
+  Compilers compilers(config.compiler_paths());
+  if (!cache.disk_problem().empty()) fmt::print(stderr, "kernc: warning: {}\n", cache.disk_problem());
+  if (!options.output.empty() && targets.size() > 1) platform::make_directories(options.output, 0755);
+
+  int status = kExitOk;
+  for (const auto& target : targets) {
+    const Compiler* compiler = nullptr;
+    try {
+      compiler = &compilers.get(target.backend());
+      if (options.explain_key) fmt::print("{}", cache.key_material(program, target, *compiler));
+      CacheResult result = cache.get_or_compile(program, target, *compiler);
+      fmt::print("{:<16} {:<12} {:>9.2f} ms  {:<5} {:>10}  key {}\n", target.str(), to_string(result.outcome),
+                 result.elapsed_ms, extension(target.binary_kind()), format_size(result.program->binary.size()),
+                 short_key(result.key));
+      for (const auto& [expression, lowered] : result.program->lowered_names) {
+        fmt::print("    {} -> {}\n", expression, lowered);
+      }
+      if (!result.program->log.empty()) fmt::print(stderr, "{} compiler log:\n{}\n", target.str(), result.program->log);
+      if (auto path = output_path(options, target, targets.size()); !path.empty()) {
+        platform::write_file_atomic(path, result.program->binary, 0644);
+        fmt::print("    wrote {}\n", path);
+      }
+    } catch (const Error& error) {
+      fmt::print("{:<16} {}\n", target.str(), error.code() == ErrorCode::compile_failed ? "FAILED" : "ERROR");
+      fmt::print(stderr, "kernc: error: {}\n", error.what());
+      if (const auto* failure = error.compile_failure()) {
+        fmt::print(stderr, "{}\n", failure->log);
+      }
+      int code = exit_code_for(error);
+      // A compile error outranks the others: it is what the user came to see.
+      if (status == kExitOk || code == kExitCompileFailed) status = code;
+    }
+  }
+  auto stats = cache.stats();
+  fmt::print("{} target(s): {} compiled, {} cache hit(s), {} failed; {} corrupt entr{} replaced\n", targets.size(),
+             stats.compiles, stats.memory_hits + stats.disk_hits, stats.compile_failures, stats.corrupt_entries,
+             stats.corrupt_entries == 1 ? "y" : "ies");
+  return status;
+}
+
+}  // namespace
+
+Subcommand setup_compile(CLI::App& app, const GlobalOptions& global) {
+  auto options = std::make_shared<CompileCommandOptions>();
+  auto* sub = app.add_subcommand("compile", "Compile a CUDA/HIP source file for one or more targets, through the cache");
+  sub->add_option("file", options->file, "Source file (.cu)")->required()->check(CLI::ExistingFile);
+  sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, ...")
+      ->required();
+  sub->add_option("--emit", options->emit, "Binary kind: cubin or ptx (CUDA), hsaco (HIP)")
+      ->check(CLI::IsMember({"cubin", "ptx", "hsaco"}));
+  sub->add_option("-o,--output", options->output,
+                  "Write the binary here; with several targets, a directory receiving STEM.TARGET.EXT");
+  sub->add_option("-n,--name-expression", options->name_expressions,
+                  "A name expression whose lowered (mangled) name to report, e.g. 'scale<float>'");
+  sub->add_option("-D,--define", options->defines, "Preprocessor define NAME or NAME=VALUE");
+  sub->add_option("-I,--include-dir", options->include_dirs, "Include directory (its files are hashed into the key)");
+  sub->add_option("--header", options->headers, "Extra header NAME=FILE, handed to the compiler by name");
+  sub->add_option("--std", options->standard, "Language standard")
+      ->check(CLI::IsMember({"c++11", "c++14", "c++17", "c++20"}));
+  sub->add_flag("--fast-math", options->fast_math, "Fast, less precise math");
+  sub->add_flag("--line-info", options->line_info, "Keep line information for profilers");
+  sub->add_flag("-G,--debug", options->debug, "Device debug information");
+  sub->add_option("--flag", options->raw_flags, "A raw compiler flag, passed and hashed verbatim")
+      ->allow_extra_args(false);
+  sub->add_flag("--explain-key", options->explain_key, "Print what the cache key hashes, per target");
+  return {sub, [options, &global] { return run_compile(*options, global); }};
+}
+
+}  // namespace kernc::cli

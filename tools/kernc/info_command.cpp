@@ -1,0 +1,116 @@
+// kernc info: which compilers and driver were found, what they support, and where
+// every setting came from.
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_context.hpp"
+#include "kernc/devices.hpp"
+
+namespace kernc::cli {
+
+namespace {
+
+struct InfoCommandOptions {
+  std::string format = "text";
+};
+
+nlohmann::json compiler_json(Backend backend, const Config& config) {
+  if (!backend_built(backend)) return {{"available", false}, {"problem", "not built into this kernc"}};
+  try {
+    auto compiler = load_compiler(backend, config.compiler_paths());
+    const auto& id = compiler->identity();
+    return {{"available", true},       {"library", id.library_path},     {"version", id.version},
+            {"library_sha256", id.library_sha256}, {"supported_targets", compiler->supported_targets()}};
+  } catch (const Error& error) {
+    return {{"available", false}, {"problem", error.what()}};
+  }
+}
+
+nlohmann::json driver_json(const Config& config) {
+  try {
+    auto driver = probe_cuda_driver(config.cuda_driver_library.value);
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& gpu : driver.gpus) {
+      gpus.push_back({{"ordinal", gpu.ordinal}, {"name", gpu.name}, {"arch", fmt::format("sm_{}", gpu.compute_capability)},
+                      {"memory_bytes", gpu.memory_bytes}});
+    }
+    return {{"available", true}, {"library", driver.library_path},
+            {"version", fmt::format("{}.{}", driver.version / 1000, driver.version % 1000 / 10)}, {"gpus", gpus}};
+  } catch (const Error& error) {
+    return {{"available", false}, {"problem", error.what()}, {"gpus", nlohmann::json::array()}};
+  }
+}
+
+template <class T>
+nlohmann::json setting_json(const Setting<T>& setting) {
+  return {{"value", setting.value}, {"source", setting.source}};
+}
+
+int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
+  Config config = resolve_config(global);
+  nlohmann::json info = {
+      {"version", KERNC_VERSION},
+      {"nvrtc", compiler_json(Backend::cuda, config)},
+      {"hiprtc", compiler_json(Backend::hip, config)},
+      {"cuda_driver", driver_json(config)},
+      {"settings",
+       {{"cache_dir", setting_json(config.cache_dir)},
+        {"cache_max_size", setting_json(config.cache_max_size)},
+        {"cache_disabled", setting_json(config.cache_disabled)},
+        {"nvrtc_library", setting_json(config.nvrtc_library)},
+        {"hiprtc_library", setting_json(config.hiprtc_library)},
+        {"cuda_home", setting_json(config.cuda_home)},
+        {"cuda_driver_library", setting_json(config.cuda_driver_library)},
+        {"log_level", setting_json(config.log_level)}}},
+  };
+  if (options.format == "json") {
+    fmt::print("{}\n", info.dump(2));
+    return kExitOk;
+  }
+  fmt::print("kernc {}\n\n", KERNC_VERSION);
+  for (const char* name : {"nvrtc", "hiprtc"}) {
+    const auto& c = info[name];
+    if (c["available"].get<bool>()) {
+      fmt::print("{:<8} {} ({})\n         targets: {}\n", name, c["version"].get<std::string>(),
+                 c["library"].get<std::string>(), fmt::join(c["supported_targets"].get<std::vector<std::string>>(), " "));
+    } else {
+      fmt::print("{:<8} not available: {}\n", name, c["problem"].get<std::string>());
+    }
+  }
+  const auto& driver = info["cuda_driver"];
+  if (driver["available"].get<bool>()) {
+    fmt::print("driver   CUDA {} ({})\n", driver["version"].get<std::string>(), driver["library"].get<std::string>());
+    for (const auto& gpu : driver["gpus"]) {
+      fmt::print("  gpu {}  {} ({}, {})\n", gpu["ordinal"].get<int>(), gpu["name"].get<std::string>(),
+                 gpu["arch"].get<std::string>(), format_size(gpu["memory_bytes"].get<std::uint64_t>()));
+    }
+  } else {
+    fmt::print("driver   no GPU usable: {}\n", driver["problem"].get<std::string>());
+  }
+  fmt::print("\nsettings\n");
+  auto show = [](const char* name, const std::string& value, const std::string& source) {
+    fmt::print("  {:<20} {:<40} ({})\n", name, value.empty() ? "-" : value, source);
+  };
+  show("cache dir", config.cache_dir.value, config.cache_dir.source);
+  show("cache max size", format_size(config.cache_max_size.value), config.cache_max_size.source);
+  show("cache disabled", config.cache_disabled.value ? "yes" : "no", config.cache_disabled.source);
+  show("nvrtc library", config.nvrtc_library.value, config.nvrtc_library.source);
+  show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
+  show("cuda home", config.cuda_home.value, config.cuda_home.source);
+  show("cuda driver library", config.cuda_driver_library.value, config.cuda_driver_library.source);
+  show("log level", config.log_level.value, config.log_level.source);
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand setup_info(CLI::App& app, const GlobalOptions& global) {
+  auto options = std::make_shared<InfoCommandOptions>();
+  auto* sub = app.add_subcommand("info", "Show the compilers, driver and GPUs found, and where each setting came from");
+  sub->add_option("--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  return {sub, [options, &global] { return run_info(*options, global); }};
+}
+
+}  // namespace kernc::cli

@@ -1,0 +1,38 @@
+// The kernc command line. Each subcommand lives in its own file (CLI11's
+// subcom_in_files layout): an options struct, a setup_x and a run_x.
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli_context.hpp"
+
+int main(int argc, char** argv) {
+  using namespace kernc::cli;
+  CLI::App app{"kernc: compile GPU kernels at run time, with a cache you can trust", "kernc"};
+  app.set_version_flag("--version", KERNC_VERSION);
+  app.require_subcommand(1);
+  GlobalOptions global;
+  add_global_options(app, global);
+  std::vector<Subcommand> subcommands = {setup_compile(app, global), setup_cache(app, global), setup_info(app, global)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    int code = app.exit(error);  // prints help, version, or the parse error
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    for (const auto& subcommand : subcommands) {
+      if (subcommand.app->parsed()) return subcommand.run();
+    }
+    return kExitUsage;
+  } catch (const kernc::Error& error) {
+    fmt::print(stderr, "kernc: error: {}\n", error.what());
+    if (const auto* failure = error.compile_failure()) fmt::print(stderr, "{}\n", failure->log);
+    return exit_code_for(error);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "kernc: internal error: {}\n", error.what());
+    return kExitInternal;
+  }
+}
