@@ -47,13 +47,12 @@ class HiprtcCompiler final : public Compiler {
     std::string file_version = soname_version(identity_.library_path);
     identity_.version = file_version.empty() ? fmt::format("{}.{}", major, minor) : file_version;
     // The code generation happens in libamd_comgr, which can be upgraded on its own:
-    // it is part of the compiler's identity (see NOTE [ cache key ]).
-    std::vector<std::string> files = {identity_.library_path};
-    for (const auto& path : platform::loaded_libraries_matching({"libamd_comgr", "libhiprtc-builtins"})) {
-      files.push_back(path);
-    }
-    identity_.library_sha256 = hash_library_files(files, memo_dir);
-    for (const auto& isa : platform::comgr_isa_names()) {
+    // it is part of the compiler's identity (see NOTE [ cache key ]). It is opened here,
+    // not found among loaded objects, so that the identity never depends on whether
+    // HIPRTC happened to load it already.
+    comgr_ = platform::open_comgr();
+    identity_.library_sha256 = hash_library_files({identity_.library_path, comgr_.path()}, memo_dir);
+    for (const auto& isa : platform::comgr_isa_names(comgr_)) {
       std::string processor = processor_of(isa);
       if (std::find(processors_.begin(), processors_.end(), processor) == processors_.end()) {
         processors_.push_back(processor);
@@ -114,6 +113,17 @@ class HiprtcCompiler final : public Compiler {
     }
     const char* error_string(Status s) const { return api.hiprtcGetErrorString(s); }
     static bool is_compilation_error(Status s) { return s == HIPRTC_ERROR_COMPILATION; }
+    // HIPRTC (through comgr) reports the source as "/tmp/comgr-XXXXXX/input/CompileSource";
+    // name it as the caller did, so that errors read like NVRTC's.
+    static void tidy_log(std::string& log, const std::string& program_name) {
+      static const std::string kMarker = "/input/CompileSource";
+      size_t pos;
+      while ((pos = log.find(kMarker)) != std::string::npos) {
+        size_t start = log.rfind("/tmp/comgr-", pos);
+        if (start == std::string::npos || pos - start > 64) start = pos;
+        log.replace(start, pos + kMarker.size() - start, program_name);
+      }
+    }
 
     std::string binary(Handle p, const Target&) const {
       size_t size = 0;
@@ -126,6 +136,7 @@ class HiprtcCompiler final : public Compiler {
   };
 
   platform::HiprtcApi api_;
+  platform::DynamicLibrary comgr_;
   CompilerIdentity identity_;
   std::vector<std::string> processors_;
 };

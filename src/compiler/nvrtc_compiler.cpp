@@ -102,6 +102,7 @@ class NvrtcCompiler final : public Compiler {
     Status lowered_name(Handle p, const char* e, const char** out) const { return api.nvrtcGetLoweredName(p, e, out); }
     const char* error_string(Status s) const { return api.nvrtcGetErrorString(s); }
     static bool is_compilation_error(Status s) { return s == NVRTC_ERROR_COMPILATION; }
+    static void tidy_log(std::string&, const std::string&) {}  // NVRTC already names the program
 
     std::string binary(Handle p, const Target& target) const {
       size_t size = 0;

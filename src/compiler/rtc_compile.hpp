@@ -17,8 +17,8 @@ namespace kernc::compiler {
 
 /// `Calls` provides: `using Handle`, `using Status`, `static constexpr Status kSuccess`,
 /// `create`, `destroy`, `add_name_expression`, `compile`, `log_size`, `log`,
-/// `lowered_name`, `binary(Handle, const Target&)`, `error_string(Status)` and
-/// `is_compilation_error(Status)`.
+/// `lowered_name`, `binary(Handle, const Target&)`, `error_string(Status)`,
+/// `is_compilation_error(Status)` and `tidy_log(std::string& log, const std::string& program_name)`.
 template <class Calls>
 CompiledProgram rtc_compile(const Calls& calls, const Program& program, const Target& target,
                             std::vector<std::string> flags, const std::string& compiler_name) {
@@ -62,6 +62,7 @@ CompiledProgram rtc_compile(const Calls& calls, const Program& program, const Ta
   result.log.assign(log_size, '\0');
   if (log_size > 0) check(calls.log(owned.handle, result.log.data()), "get log");
   while (!result.log.empty() && (result.log.back() == '\0' || result.log.back() == '\n')) result.log.pop_back();
+  calls.tidy_log(result.log, program.name);
 
   if (status != Calls::kSuccess) {
     std::string why = calls.is_compilation_error(status) ? first_error_line(result.log)

@@ -22,28 +22,27 @@ HiprtcApi HiprtcApi::load(const std::string& override_path) {
   return api;
 }
 
-std::vector<std::string> comgr_isa_names() {
+DynamicLibrary open_comgr() {
+  std::vector<std::string> candidates = loaded_libraries_matching({"libamd_comgr"});
+  for (const char* soname : {"libamd_comgr.so.3", "libamd_comgr.so.2", "/opt/rocm/lib/libamd_comgr.so"}) {
+    candidates.emplace_back(soname);
+  }
+  return DynamicLibrary::open_first("the AMD code object manager (libamd_comgr)", candidates);
+}
+
+std::vector<std::string> comgr_isa_names(const DynamicLibrary& comgr) {
   std::vector<std::string> names;
 #ifdef KERNC_HAVE_COMGR_HEADER
-  // comgr is a dependency of HIPRTC and already mapped: opening it again only adds a reference.
-  for (const auto& path : loaded_libraries_matching({"libamd_comgr"})) {
-    DynamicLibrary lib;
-    try {
-      lib = DynamicLibrary::open_first("libamd_comgr", {path});
-    } catch (...) {
-      continue;
-    }
-    auto count_fn = reinterpret_cast<decltype(&amd_comgr_get_isa_count)>(lib.find("amd_comgr_get_isa_count"));
-    auto name_fn = reinterpret_cast<decltype(&amd_comgr_get_isa_name)>(lib.find("amd_comgr_get_isa_name"));
-    if (!count_fn || !name_fn) continue;
-    size_t count = 0;
-    if (count_fn(&count) != AMD_COMGR_STATUS_SUCCESS) continue;
-    for (size_t i = 0; i < count; ++i) {
-      const char* name = nullptr;
-      if (name_fn(i, &name) == AMD_COMGR_STATUS_SUCCESS && name) names.emplace_back(name);
-    }
-    break;
+  auto count_fn = reinterpret_cast<decltype(&amd_comgr_get_isa_count)>(comgr.find("amd_comgr_get_isa_count"));
+  auto name_fn = reinterpret_cast<decltype(&amd_comgr_get_isa_name)>(comgr.find("amd_comgr_get_isa_name"));
+  size_t count = 0;
+  if (!count_fn || !name_fn || count_fn(&count) != AMD_COMGR_STATUS_SUCCESS) return names;
+  for (size_t i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    if (name_fn(i, &name) == AMD_COMGR_STATUS_SUCCESS && name) names.emplace_back(name);
   }
+#else
+  (void)comgr;
 #endif
   return names;
 }

@@ -39,8 +39,13 @@ struct HiprtcApi {
   static std::vector<std::string> candidates(const std::string& override_path);
 };
 
-/// The ISA names the AMD code-object manager knows ("gfx90a:sramecc+:xnack-", ...), read
-/// from libamd_comgr if it is loaded in this process; empty if it is not.
-std::vector<std::string> comgr_isa_names();
+/// libamd_comgr, the AMD code-object manager that does HIPRTC's code generation. HIPRTC
+/// loads it lazily, so kernc opens it itself: the one already mapped if any, else by soname.
+/// Throws kernc::Error(library_not_found) if it cannot be found.
+DynamicLibrary open_comgr();
+
+/// The ISA names comgr knows ("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", ...); empty if
+/// this build has no amd_comgr.h or the library lacks the functions.
+std::vector<std::string> comgr_isa_names(const DynamicLibrary& comgr);
 
 }  // namespace kernc::platform

@@ -98,7 +98,6 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
   std::vector<Target> targets = parse_targets(options);
   Cache cache(config.cache_config());
   Compilers compilers(config.compiler_paths());
-  if (!cache.disk_problem().empty()) fmt::print(stderr, "kernc: warning: {}\n", cache.disk_problem());
   if (!options.output.empty() && targets.size() > 1) platform::make_directories(options.output, 0755);
 
   int status = kExitOk;
@@ -114,6 +113,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
       for (const auto& [expression, lowered] : result.program->lowered_names) {
         fmt::print("    {} -> {}\n", expression, lowered);
       }
+      std::fflush(stdout);  // keep stdout and stderr lines in order on a terminal
       if (!result.program->log.empty()) fmt::print(stderr, "{} compiler log:\n{}\n", target.str(), result.program->log);
       if (auto path = output_path(options, target, targets.size()); !path.empty()) {
         platform::write_file_atomic(path, result.program->binary, 0644);
@@ -121,6 +121,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
       }
     } catch (const Error& error) {
       fmt::print("{:<16} {}\n", target.str(), error.code() == ErrorCode::compile_failed ? "FAILED" : "ERROR");
+      std::fflush(stdout);
       fmt::print(stderr, "kernc: error: {}\n", error.what());
       if (const auto* failure = error.compile_failure()) {
         fmt::print(stderr, "{}\n", failure->log);
