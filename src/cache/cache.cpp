@@ -184,8 +184,8 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
       CompiledProgram compiled;
       try {
         compiled = compiler.compile(program, target);
-      } catch (const Error&) {
-        count([](CacheStats& s) { ++s.compile_failures; });
+      } catch (const Error& error) {
+        if (error.code() == ErrorCode::compile_failed) count([](CacheStats& s) { ++s.compile_failures; });
         throw;
       }
       count([&compiled](CacheStats& s) {

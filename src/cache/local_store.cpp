@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -183,11 +184,13 @@ std::vector<EntryFile> LocalStore::list() const {
       std::string path = shard_path + "/" + name;
       struct stat info {};
       if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-      files.push_back({name, path, static_cast<std::uint64_t>(info.st_size), info.st_mtime});
+      files.push_back({name, path, static_cast<std::uint64_t>(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec});
     }
   }
   std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
-    return a.last_used != b.last_used ? a.last_used < b.last_used : a.key < b.key;
+    if (a.last_used != b.last_used) return a.last_used < b.last_used;
+    if (a.last_used_nsec != b.last_used_nsec) return a.last_used_nsec < b.last_used_nsec;
+    return a.key < b.key;
   });
   return files;
 }
@@ -256,10 +259,12 @@ std::uint64_t LocalStore::clear() {
   return removed;
 }
 
-std::string LocalStore::resolve(const std::string& prefix) const {
+std::string LocalStore::resolve(const std::string& text) const {
+  std::string prefix = text;
+  for (auto& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (prefix.empty() || prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("\"{}\" is not a cache key: expected lowercase hex (a key or a prefix of one)", prefix));
+                fmt::format("\"{}\" is not a cache key: expected hex digits (a key or a prefix of one)", text));
   }
   std::vector<std::string> matches;
   for (const auto& file : list()) {

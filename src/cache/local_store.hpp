@@ -26,7 +26,8 @@ struct EntryFile {
   std::string key;
   std::string path;
   std::uint64_t size = 0;
-  std::time_t last_used = 0;  ///< mtime
+  std::time_t last_used = 0;  ///< mtime, seconds
+  long last_used_nsec = 0;    ///< mtime, nanoseconds within the second (LRU order within a burst)
 };
 
 struct VerifyReport {

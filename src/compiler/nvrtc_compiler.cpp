@@ -77,8 +77,20 @@ class NvrtcCompiler final : public Compiler {
   CompiledProgram compile(const Program& program, const Target& target) const override {
     check_target(target);
     validate(program.options);
-    return rtc_compile(Calls{api_, identity_.version}, program, target, nvrtc_flags(program.options, target),
-                       identity_.str());
+    try {
+      return rtc_compile(Calls{api_, identity_.version}, program, target, nvrtc_flags(program.options, target),
+                         identity_.str());
+    } catch (const Error& error) {
+      // NVRTC lists base architectures only, so a suffixed one it lacks (sm_80a) is found
+      // out by the compile itself; say so as what it is, not as an error in the source.
+      const auto* failure = error.compile_failure();
+      if (failure && failure->log.find("--nv_arch") != std::string::npos) {
+        throw Error(ErrorCode::unsupported_target,
+                    fmt::format("NVRTC {} does not support {}: {}", identity_.version, target.str(),
+                                first_error_line(failure->log)));
+      }
+      throw;
+    }
   }
 
  private:

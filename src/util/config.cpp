@@ -17,6 +17,10 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
                              "unit K, M, G or T (powers of 1024), e.g. 512M or 4G",
                              what, text));
   };
+  // Digits with an optional fraction, then the unit: no signs, spaces, hex or exponents.
+  size_t digits_end = text.find_first_not_of("0123456789.");
+  std::string digits = text.substr(0, digits_end);
+  if (digits.empty() || digits.front() == '.' || digits.find('.') != digits.rfind('.')) throw bad();
   size_t pos = 0;
   double number = 0;
   try {

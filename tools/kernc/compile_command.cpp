@@ -2,6 +2,7 @@
 // several targets through the cache and say, per target, what happened.
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -87,7 +88,8 @@ std::vector<Target> parse_targets(const CompileCommandOptions& options) {
 // Where the binary for `target` goes: OUT itself for one target, OUT/<stem>.<target>.<ext> for several.
 std::string output_path(const CompileCommandOptions& options, const Target& target, size_t target_count) {
   if (options.output.empty()) return {};
-  if (target_count == 1 && options.output.back() != '/') return options.output;
+  bool into_directory = target_count > 1 || options.output.back() == '/' || std::filesystem::is_directory(options.output);
+  if (!into_directory) return options.output;
   std::string dir = options.output.back() == '/' ? options.output.substr(0, options.output.size() - 1) : options.output;
   return fmt::format("{}/{}.{}.{}", dir, file_stem(options.file), target.str(), extension(target.binary_kind()));
 }

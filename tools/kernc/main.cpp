@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{"kernc: compile GPU kernels at run time, with a cache you can trust", "kernc"};
   app.set_version_flag("--version", KERNC_VERSION);
   app.require_subcommand(1);
+  app.fallthrough();  // global flags may also follow the subcommand
   GlobalOptions global;
   add_global_options(app, global);
   std::vector<Subcommand> subcommands = {setup_compile(app, global), setup_cache(app, global), setup_info(app, global)};

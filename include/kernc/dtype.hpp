@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// Element types, named as NumPy names them.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kernc {
+
+enum class DType {
+  bool_,
+  int8,
+  int16,
+  int32,
+  int64,
+  uint8,
+  uint16,
+  uint32,
+  uint64,
+  float16,
+  bfloat16,
+  float32,
+  float64,
+  complex64,
+  complex128,
+};
+
+/// NumPy's canonical name: "bool", "int8", ..., "complex128".
+const char* to_string(DType dtype) noexcept;
+/// Bytes per element.
+std::size_t itemsize(DType dtype) noexcept;
+/// The type's name in device code, as the templates' prelude defines it ("float", "kernc::float16", ...).
+const char* device_type(DType dtype) noexcept;
+/// Parses a dtype name or one of NumPy's aliases ("float" → float64, "int" → int64, "f4",
+/// "single", ...); std::nullopt if it is none.
+std::optional<DType> parse_dtype(std::string_view name);
+/// Every dtype, in enum order.
+const DType* all_dtypes(std::size_t* count) noexcept;
+
+bool is_integer(DType dtype) noexcept;
+bool is_unsigned(DType dtype) noexcept;
+bool is_floating(DType dtype) noexcept;
+bool is_complex(DType dtype) noexcept;
+
+}  // namespace kernc

@@ -1,0 +1,44 @@
+#pragma once
+// The CuPy parameter grammar: a comma-separated list of "[raw] TYPE NAME", where TYPE is
+// a dtype name (or NumPy alias) or a one-letter type placeholder (T, U, ...).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernc/dtype.hpp"
+
+namespace kernc::dsl {
+
+struct Param {
+  std::string name;
+  bool raw = false;
+  bool output = false;
+  std::optional<DType> dtype;  ///< set for a concrete type
+  std::string placeholder;     ///< set for a type placeholder ("T")
+  std::string text;            ///< the parameter as written, for error messages
+};
+
+/// Parses in_params or out_params (`which` names the list in errors: "in_params").
+/// Throws kernc::Error(invalid_argument) quoting the offending text and saying what was expected.
+std::vector<Param> parse_params(std::string_view text, std::string_view which, bool output);
+
+/// A kernel's inputs and outputs, checked together (no name used twice).
+struct Signature {
+  std::vector<Param> in;
+  std::vector<Param> out;
+  /// Placeholder letters in order of first appearance (outputs first, as CuPy binds them).
+  std::vector<std::string> placeholders() const;
+};
+
+/// Parses and checks both lists and the kernel name (a C identifier, not reserved).
+Signature parse_signature(std::string_view in_params, std::string_view out_params, std::string_view kernel_name);
+
+/// Throws kernc::Error(invalid_argument) unless `name` is a C identifier usable as a kernel name.
+void check_kernel_name(std::string_view name);
+
+/// Whether `word` is a C++ keyword (names may not be keywords).
+bool is_cpp_keyword(std::string_view word);
+
+}  // namespace kernc::dsl

@@ -1,0 +1,104 @@
+# Black-box tests of `kernc info` and `kernc --version`: the compilers found, what they
+# support, and where each setting came from.
+# Usage: bash test_info.sh PATH_TO_KERNC [PROJECT_SOURCE_DIR]
+
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+# ---------------------------------------------------------------------------------------------
+TEST "--version prints 0.1.0"
+expect_exit 0 kernc --version
+expect_match "$OUT" '^(kernc )?0\.1\.0$'
+
+# ---------------------------------------------------------------------------------------------
+TEST "info shows both compilers and their targets"
+expect_exit 0 kernc info
+expect_match "$OUT" '^kernc 0\.1\.0$'
+expect_match "$OUT" '^nvrtc +[0-9]+\.[0-9]+ \(.*libnvrtc'
+expect_match "$OUT" '^ +targets: .*\bsm_90\b'
+expect_match "$OUT" '^hiprtc +[0-9.]+ \('
+expect_match "$OUT" '^ +targets: .*\bgfx90a\b'
+expect_match "$OUT" '^driver '
+expect_match "$OUT" "^ +cache dir +$KERNC_CACHE_DIR +\\(KERNC_CACHE_DIR\\)\$"
+expect_match "$OUT" '^ +cache max size +4\.0 GiB +\(default\)$'
+expect_match "$OUT" '^ +log level +warn +\(default\)$'
+
+# ---------------------------------------------------------------------------------------------
+TEST "info --format json"
+expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["version"]' 0.1.0
+expect_json "$OUT" 'd["nvrtc"]["available"]' true
+expect_json "$OUT" '"sm_90" in d["nvrtc"]["supported_targets"]' true
+expect_json "$OUT" '"sm_30" in d["nvrtc"]["supported_targets"]' false
+expect_json "$OUT" 'bool(re.fullmatch("[0-9a-f]{64}", d["nvrtc"]["library_sha256"]))' true
+expect_json "$OUT" 'd["hiprtc"]["available"]' true
+expect_json "$OUT" '"gfx90a" in d["hiprtc"]["supported_targets"]' true
+# No GPU is needed; whether one is there depends on the machine.
+expect_json "$OUT" 'isinstance(d["cuda_driver"]["available"], bool)' true
+expect_json "$OUT" 'isinstance(d["cuda_driver"]["gpus"], list)' true
+expect_json "$OUT" 'd["cuda_driver"]["available"] or "problem" in d["cuda_driver"]' true
+expect_json "$OUT" 'd["settings"]["cache_dir"]["value"]' "$KERNC_CACHE_DIR"
+expect_json "$OUT" 'd["settings"]["cache_dir"]["source"]' KERNC_CACHE_DIR
+expect_json "$OUT" 'd["settings"]["cache_max_size"]["source"]' default
+expect_json "$OUT" 'd["settings"]["cache_disabled"]["value"]' false
+
+# ---------------------------------------------------------------------------------------------
+TEST "info names the source of each setting"
+KERNC_CACHE_MAX_SIZE=512M KERNC_CACHE_DISABLE=1 KERNC_LOG_LEVEL=error expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["settings"]["cache_max_size"]["value"]' $((512 * 1024 * 1024))
+expect_json "$OUT" 'd["settings"]["cache_max_size"]["source"]' KERNC_CACHE_MAX_SIZE
+expect_json "$OUT" 'd["settings"]["cache_disabled"]["value"]' true
+expect_json "$OUT" 'd["settings"]["cache_disabled"]["source"]' KERNC_CACHE_DISABLE
+expect_json "$OUT" 'd["settings"]["log_level"]["source"]' KERNC_LOG_LEVEL
+unset KERNC_CACHE_DIR
+XDG_CACHE_HOME=$TEST_DIR/xdg expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["settings"]["cache_dir"]["value"]' "$TEST_DIR/xdg/kernc"
+expect_json "$OUT" 'd["settings"]["cache_dir"]["source"]' XDG_CACHE_HOME
+expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["settings"]["cache_dir"]["value"]' "$HOME/.cache/kernc"
+expect_json "$OUT" 'd["settings"]["cache_dir"]["source"]' HOME
+
+# ---------------------------------------------------------------------------------------------
+TEST "info with --cache-dir says the value came from --cache-dir"
+expect_exit 0 kernc --cache-dir "$TEST_DIR/elsewhere" info
+expect_match "$OUT" "^ +cache dir +$TEST_DIR/elsewhere +\\(--cache-dir\\)\$"
+expect_exit 0 kernc --cache-dir "$TEST_DIR/elsewhere" info --format json
+expect_json "$OUT" 'd["settings"]["cache_dir"]["value"]' "$TEST_DIR/elsewhere"
+expect_json "$OUT" 'd["settings"]["cache_dir"]["source"]' --cache-dir
+
+# ---------------------------------------------------------------------------------------------
+TEST "info with a missing NVRTC library still exits 0 and says why"
+KERNC_NVRTC_LIBRARY=/nonexistent/libnvrtc.so expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["nvrtc"]["available"]' false
+expect_json "$OUT" '"/nonexistent/libnvrtc.so" in d["nvrtc"]["problem"]' true
+expect_json "$OUT" 'd["settings"]["nvrtc_library"]["source"]' KERNC_NVRTC_LIBRARY
+expect_json "$OUT" 'd["hiprtc"]["available"]' true
+KERNC_NVRTC_LIBRARY=/nonexistent/libnvrtc.so expect_exit 0 kernc info
+expect_match "$OUT" '^nvrtc +not available: '
+expect_contains "$OUT" "/nonexistent/libnvrtc.so"
+
+# ---------------------------------------------------------------------------------------------
+TEST "info rejects a malformed setting with exit 2"
+KERNC_CACHE_MAX_SIZE=garbage expect_exit 2 kernc info
+expect_contains "$ERR" "KERNC_CACHE_MAX_SIZE"
+KERNC_LOG_LEVEL=chatty expect_exit 2 kernc info
+expect_contains "$ERR" "KERNC_LOG_LEVEL"
+expect_exit 2 kernc info --format yaml
+
+# ---------------------------------------------------------------------------------------------
+# cli_context.hpp documents the global flags as "Flags every subcommand accepts", and
+# `kernc cache ls --cache-dir X` is how people type it. (CLI11 matches a parent's options
+# after a subcommand only when the subcommand falls through to its parent.)
+TEST "global flags are accepted after the subcommand"
+expect_exit 0 kernc info --cache-dir "$TEST_DIR/elsewhere"
+expect_match "$OUT" "^ +cache dir +$TEST_DIR/elsewhere +\\(--cache-dir\\)\$"
+expect_exit 0 kernc info --format json --log-level error
+expect_json "$OUT" 'd["settings"]["log_level"]["source"]' --log-level
+expect_exit 0 kernc cache ls --cache-dir "$TEST_DIR/elsewhere"
+expect_contains "$OUT" "0 entries"
+write_sample_kernel k.cu
+expect_exit 0 kernc compile k.cu -t sm_90 --no-cache
+expect_match "$OUT" '^sm_90 +compiled '
+expect_entry_count 0
+
+finish

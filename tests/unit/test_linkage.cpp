@@ -1,0 +1,61 @@
+// NOTE [ vendor libraries ] (top CMakeLists.txt): libkernc dlopens the vendor libraries,
+// so that one binary runs on machines without a GPU, a driver or one of the toolkits.
+// The dynamic section is where a stray link would show.
+
+#include <doctest/doctest.h>
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <string>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace {
+
+// The output of a shell command and its exit status.
+std::pair<std::string, int> run(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return {"", -1};
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+  int status = ::pclose(pipe);
+  return {output, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// The library names of the NEEDED entries in `readelf -d` output.
+std::vector<std::string> needed_libraries(const std::string& readelf_output) {
+  std::vector<std::string> needed;
+  size_t pos = 0;
+  while ((pos = readelf_output.find("(NEEDED)", pos)) != std::string::npos) {
+    size_t open = readelf_output.find('[', pos);
+    size_t close = readelf_output.find(']', open);
+    size_t line_end = readelf_output.find('\n', pos);
+    if (open == std::string::npos || close == std::string::npos || open > line_end) break;
+    needed.push_back(readelf_output.substr(open + 1, close - open - 1));
+    pos = close;
+  }
+  return needed;
+}
+
+}  // namespace
+
+TEST_CASE("linkage::libkernc needs none of the vendor libraries") {
+  auto [output, status] = run(std::string("readelf -d '") + KERNC_LIBRARY_FILE + "' 2>&1");
+  INFO("readelf output:\n" << output);
+  REQUIRE(status == 0);
+  std::vector<std::string> needed = needed_libraries(output);
+  // The check is only real if the parse found the libraries kernc does link.
+  REQUIRE(!needed.empty());
+  bool links_libc = false;
+  for (const auto& library : needed) {
+    INFO("NEEDED " << library);
+    links_libc = links_libc || kernc::test::starts_with(library, "libc.so");
+    for (const char* vendor : {"libcuda", "libnvrtc", "libamdhip64", "libhiprtc", "libamd_comgr", "libcudart"}) {
+      CHECK_FALSE(kernc::test::contains(library, vendor));
+    }
+  }
+  CHECK(links_libc);
+}
