@@ -108,9 +108,9 @@ int run_ls(const CacheCommandOptions& options, const Config& config) {
     fmt::print("{}\n", rows.dump(2));
     return kExitOk;
   }
-  fmt::print("{:<14} {:<16} {:<14} {:>10}  {}\n", "KEY", "TARGET", "COMPILER", "SIZE", "LAST USED");
+  fmt::print("{:<14} {:<16} {:<18} {:>10}  {}\n", "KEY", "TARGET", "COMPILER", "SIZE", "LAST USED");
   for (const auto& row : rows) {
-    fmt::print("{:<14} {:<16} {:<14} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
+    fmt::print("{:<14} {:<16} {:<18} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
                row.value("target", "?"), row.value("compiler", "?"), format_size(row["size_bytes"].get<std::uint64_t>()),
                row["last_used"].get<std::string>(),
                row.contains("problem") ? "  BAD: " + row["problem"].get<std::string>() : "");
