@@ -21,7 +21,8 @@ struct CompilerIdentity {
 };
 
 /// Compiles Programs for Targets of one backend. Thread-safe: compile() may be called
-/// from several threads at once (NVRTC and HIPRTC programs are independent).
+/// from several threads at once; NVRTC compiles run in parallel, HIPRTC compiles take
+/// turns (see NOTE [ HIPRTC threads ] in src/compiler/hiprtc_compiler.cpp).
 class Compiler {
  public:
   virtual ~Compiler() = default;

@@ -1,6 +1,7 @@
 #include "compiler/hiprtc_compiler.hpp"
 
 #include <algorithm>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -85,6 +86,11 @@ class HiprtcCompiler final : public Compiler {
   CompiledProgram compile(const Program& program, const Target& target) const override {
     check_target(target);
     validate(program.options);
+    // NOTE [ HIPRTC threads ]: HIPRTC from ROCm 5.2 (Debian's) crashes when two programs
+    // compile at once in one process (seen in `kernc precompile -j 2`), so compiles
+    // through this compiler take turns. NVRTC has no such limit.
+    static std::mutex compile_mutex;
+    std::lock_guard<std::mutex> lock(compile_mutex);
     return rtc_compile(Calls{api_}, program, target, hiprtc_flags(program.options, target), identity_.str());
   }
 

@@ -71,5 +71,10 @@ struct Subcommand {
 Subcommand setup_compile(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_cache(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_info(CLI::App& app, const GlobalOptions& global);
+Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global);
+
+/// Runs precompile for a spec file (shared by `precompile` and `compile SPEC.json`).
+int run_precompile_spec(const std::string& spec_path, const std::string& target_list, unsigned jobs, bool list,
+                        bool quiet, const GlobalOptions& global);
 
 }  // namespace kernc::cli

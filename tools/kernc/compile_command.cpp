@@ -94,7 +94,15 @@ std::string output_path(const CompileCommandOptions& options, const Target& targ
   return fmt::format("{}/{}.{}.{}", dir, file_stem(options.file), target.str(), extension(target.binary_kind()));
 }
 
+bool is_spec_file(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+}
+
 int run_compile(const CompileCommandOptions& options, const GlobalOptions& global) {
+  if (is_spec_file(options.file)) {
+    // A spec file: every variant of its kernels, as `kernc precompile` does.
+    return run_precompile_spec(options.file, options.targets, 0, false, false, global);
+  }
   Config config = resolve_config(global);
   Program program = read_program(options);
   std::vector<Target> targets = parse_targets(options);
@@ -144,8 +152,8 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
 
 Subcommand setup_compile(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<CompileCommandOptions>();
-  auto* sub = app.add_subcommand("compile", "Compile a CUDA/HIP source file for one or more targets, through the cache");
-  sub->add_option("file", options->file, "Source file (.cu)")->required()->check(CLI::ExistingFile);
+  auto* sub = app.add_subcommand("compile", "Compile a CUDA/HIP source file (or every kernel of a .json spec file) for one or more targets, through the cache");
+  sub->add_option("file", options->file, "Source file (.cu), or a spec file (.json)")->required()->check(CLI::ExistingFile);
   sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, ...")
       ->required();
   sub->add_option("--emit", options->emit, "Binary kind: cubin or ptx (CUDA), hsaco (HIP)")

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   app.fallthrough();  // global flags may also follow the subcommand
   GlobalOptions global;
   add_global_options(app, global);
-  std::vector<Subcommand> subcommands = {setup_compile(app, global), setup_cache(app, global), setup_info(app, global)};
+  std::vector<Subcommand> subcommands = {setup_compile(app, global), setup_cache(app, global), setup_info(app, global),
+                                          setup_precompile(app, global)};
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,77 @@
+#pragma once
+/// \file
+/// Spec files: kernels of every kind in one JSON document, with the dtype signatures to
+/// prepare, so that `kernc precompile` can build every variant a later call could ask
+/// for. The format is documented in cache/SPEC.md.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "kernc/cache.hpp"
+#include "kernc/error.hpp"
+#include "kernc/kernels.hpp"
+
+namespace kernc {
+
+/// One kernel of a spec file, with the signatures it lists.
+struct SpecKernel {
+  std::variant<ElementwiseKernel, ReductionKernel, RawKernel, RawModule> kernel;
+  std::vector<CallTypes> signatures;  ///< Elementwise and Reduction kernels only
+  const std::string& name() const;
+  const char* kind() const;           ///< "elementwise", "reduction", "raw", "raw_module"
+};
+
+/// One program a spec needs, and what it is for.
+struct SpecVariant {
+  std::string kernel;       ///< the kernel's name
+  std::string description;  ///< e.g. "float32, float32 -> float32 contiguous-i32"
+  Program program;
+};
+
+struct Spec {
+  std::vector<SpecKernel> kernels;
+  /// Every program the runtime could request for the listed signatures: per
+  /// Elementwise/Reduction signature, one per layout class it can select; one per
+  /// Raw kernel or module.
+  std::vector<SpecVariant> variants() const;
+  const SpecKernel& find(const std::string& name) const;
+};
+
+/// Parses a spec; `base_dir` resolves "code_file" paths. Throws kernc::Error(invalid_argument)
+/// naming the kernel and the field, for unknown fields too (a typo is never ignored).
+Spec parse_spec(const std::string& json_text, const std::string& base_dir);
+/// Reads and parses a spec file.
+Spec load_spec(const std::string& path);
+
+/// Every layout class a call of `kernel` can select (fewer when no parameter is a non-raw array).
+std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types);
+
+/// What happened to one (variant, target) in precompile.
+struct PrecompileEvent {
+  const SpecVariant* variant = nullptr;
+  Target target = Target::parse("sm_80");
+  CacheOutcome outcome = CacheOutcome::compiled;
+  bool failed = false;
+  std::string key;
+  double elapsed_ms = 0;
+  std::shared_ptr<Error> error;  ///< set when failed
+};
+
+struct PrecompileSummary {
+  std::size_t total = 0, compiled = 0, hits = 0, failed = 0;
+  double seconds = 0;
+  std::vector<PrecompileEvent> failures;
+};
+
+/// Compiles every variant of `spec` for every target through `cache`, with `jobs` threads.
+/// `compiler_for` returns the compiler of a backend; `on_event` (called under a lock, in
+/// completion order) sees each result. Failures are collected, not thrown.
+PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& targets, Cache& cache,
+                             const std::function<const Compiler&(Backend)>& compiler_for, unsigned jobs,
+                             const std::function<void(const PrecompileEvent&, std::size_t done, std::size_t total)>&
+                                 on_event = {});
+
+}  // namespace kernc

@@ -1,0 +1,162 @@
+#include "codegen/kernel_codegen.hpp"
+
+#include <fmt/format.h>
+
+#include "codegen/render.hpp"
+#include "codegen/snippets.hpp"
+#include "codegen/templates.hpp"
+#include "kernc/error.hpp"
+
+namespace kernc::codegen {
+
+namespace {
+
+// The C type of a parameter in generated code: its placeholder (typedef'd) or dtype.
+std::string c_type(const dsl::Param& param, DType resolved) {
+  return param.placeholder.empty() ? std::string(device_type(resolved)) : param.placeholder;
+}
+
+const char* index_type(const Layout& layout) { return layout.index64 ? "long long" : "int"; }
+
+int template_rank(const Layout& layout) {
+  switch (layout.kind) {
+    case LayoutKind::contiguous: return 0;
+    case LayoutKind::strided: return layout.rank;
+    case LayoutKind::generic: return -1;
+  }
+  return -1;
+}
+
+std::string type_defs(const ResolvedTypes& resolved) {
+  std::string out;
+  for (const auto& [letter, dtype] : resolved.placeholders) out += fmt::format("typedef {} {};\n", device_type(dtype), letter);
+  return out;
+}
+
+bool is_scalar(const CallTypes& types, size_t input) { return input < types.inputs.size() && types.inputs[input].scalar; }
+
+// The kernel parameter for one argument. Non-raw arrays are passed as _raw_<name> and
+// bound to <name> per element; raw arrays and scalars keep their own name.
+std::string param_decl(const dsl::Param& param, DType dtype, bool scalar, int rank, const Layout& layout) {
+  std::string type = c_type(param, dtype);
+  if (scalar) return fmt::format("{} {}, ", type, param.name);
+  if (param.raw) return fmt::format("kernc::ArrayView<{}, -1, {}> {}, ", type, index_type(layout), param.name);
+  return fmt::format("kernc::ArrayView<{}, {}, {}> _raw_{}, ", type, rank, index_type(layout), param.name);
+}
+
+std::string variant_text(const CallTypes& types, const ResolvedTypes& resolved, const Layout& layout) {
+  CallTypes shown = types;
+  shown.outputs.clear();
+  for (DType d : resolved.outputs) shown.outputs.emplace_back(d);
+  return fmt::format("{} {}", format_call_signature(shown), layout.str());
+}
+
+Program make_program(const std::string& name, std::string source, const CompileOptions& options) {
+  Program program;
+  program.name = name + ".cu";
+  program.source = finish_line_directives(std::move(source), program.name);
+  program.options = options;
+  for (auto& [header, content] : device_headers()) program.options.headers[header] = content;
+  return program;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> device_headers() {
+  std::map<std::string, std::string> headers;
+  for (const char* name : {"prelude.cuh", "float16.cuh", "complex.cuh", "array.cuh"}) {
+    headers[std::string("kernc/") + name] = std::string(template_file(name));
+  }
+  return headers;
+}
+
+Program render_elementwise(const detail::ElementwiseDefinition& definition, const CallTypes& types,
+                           const ResolvedTypes& resolved, const Layout& layout) {
+  const auto& sig = definition.signature;
+  const std::string& name = definition.name;
+  int rank = template_rank(layout);
+  std::string element_index = rank == 0 ? "i" : "_ind.get()";
+  std::string params, refs;
+  for (size_t k = 0; k < sig.in.size(); ++k) {
+    const auto& p = sig.in[k];
+    bool scalar = is_scalar(types, k);
+    params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
+    if (!scalar && !p.raw) {
+      refs += fmt::format("    const {}& {} = _raw_{}[{}];\n", c_type(p, resolved.inputs[k]), p.name, p.name, element_index);
+    }
+  }
+  for (size_t k = 0; k < sig.out.size(); ++k) {
+    const auto& p = sig.out[k];
+    params += param_decl(p, resolved.outputs[k], false, rank, layout);
+    if (!p.raw) refs += fmt::format("    {}& {} = _raw_{}[{}];\n", c_type(p, resolved.outputs[k]), p.name, p.name, element_index);
+  }
+  const auto& o = definition.options;
+  RenderValues values = {
+      {"kernel_name", name},
+      {"variant", variant_text(types, resolved, layout)},
+      {"type_defs", type_defs(resolved)},
+      {"preamble", wrap_snippet(name, "preamble", o.preamble)},
+      {"params", params},
+      {"rank", std::to_string(rank)},
+      {"index_type", index_type(layout)},
+      {"loop_prep", wrap_snippet(name, "loop_prep", o.loop_prep)},
+      {"element_refs", refs},
+      {"operation", wrap_snippet(name, "operation", definition.operation, ";")},
+      {"after_loop", wrap_snippet(name, "after_loop", o.after_loop)},
+  };
+  return make_program(name, render("elementwise.cu.in", template_file("elementwise.cu.in"), values), o.compile);
+}
+
+Program render_reduction(const detail::ReductionDefinition& definition, const CallTypes& types,
+                         const ResolvedTypes& resolved, const Layout& layout) {
+  if (layout.kind == LayoutKind::strided) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: reductions use the contiguous or generic layout, not {}", definition.name, layout.str()));
+  }
+  const auto& sig = definition.signature;
+  const std::string& name = definition.name;
+  int rank = template_rank(layout);
+  std::string params, input_refs, output_refs;
+  for (size_t k = 0; k < sig.in.size(); ++k) {
+    const auto& p = sig.in[k];
+    bool scalar = is_scalar(types, k);
+    params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
+    if (!scalar && !p.raw) {
+      input_refs += fmt::format("        const {}& {} = _raw_{}[_i * _reduce_size + _J];\n",
+                                c_type(p, resolved.inputs[k]), p.name, p.name);
+    }
+  }
+  for (size_t k = 0; k < sig.out.size(); ++k) {
+    const auto& p = sig.out[k];
+    params += param_decl(p, resolved.outputs[k], false, rank, layout);
+    if (!p.raw) output_refs += fmt::format("        {}& {} = _raw_{}[_i];\n", c_type(p, resolved.outputs[k]), p.name, p.name);
+  }
+  const auto& o = definition.options;
+  std::string reduce_type = o.reduce_type;
+  if (reduce_type.empty()) {
+    reduce_type = c_type(sig.out.at(0), resolved.outputs.at(0));
+  } else if (auto dtype = parse_dtype(reduce_type); dtype && reduce_type == to_string(*dtype)) {
+    reduce_type = device_type(*dtype);  // canonical dtype names; anything else is a C type
+  }
+  bool has_identity = !definition.identity.empty();
+  RenderValues values = {
+      {"kernel_name", name},
+      {"variant", variant_text(types, resolved, layout)},
+      {"type_defs", type_defs(resolved)},
+      {"reduce_type", reduce_type},
+      {"preamble", wrap_snippet(name, "preamble", o.preamble)},
+      {"has_identity", has_identity ? "true" : "false"},
+      {"params", params},
+      {"index_type", index_type(layout)},
+      {"reduce_expr", wrap_snippet(name, "reduce_expr", definition.reduce_expr)},
+      {"identity", has_identity ? "_type_reduce(\n" + wrap_snippet(name, "identity", definition.identity) + ")"
+                                : std::string("_type_reduce()")},
+      {"input_refs", input_refs},
+      {"map_expr", wrap_snippet(name, "map_expr", definition.map_expr)},
+      {"output_refs", output_refs},
+      {"post_map_expr", wrap_snippet(name, "post_map_expr", definition.post_map_expr, ";")},
+  };
+  return make_program(name, render("reduction.cu.in", template_file("reduction.cu.in"), values), o.compile);
+}
+
+}  // namespace kernc::codegen

@@ -1,0 +1,18 @@
+#pragma once
+// Renders a kernel definition for one call shape into a Program, from the templates.
+
+#include "dsl/definitions.hpp"
+#include "kernc/kernels.hpp"
+
+namespace kernc::codegen {
+
+Program render_elementwise(const detail::ElementwiseDefinition& definition, const CallTypes& types,
+                           const ResolvedTypes& resolved, const Layout& layout);
+
+Program render_reduction(const detail::ReductionDefinition& definition, const CallTypes& types,
+                         const ResolvedTypes& resolved, const Layout& layout);
+
+/// The device headers every generated program gets (kernc/prelude.cuh, ...), by name.
+std::map<std::string, std::string> device_headers();
+
+}  // namespace kernc::codegen

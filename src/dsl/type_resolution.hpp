@@ -1,0 +1,18 @@
+#pragma once
+// CuPy's type resolution, with errors that say how to fix them.
+//
+// Outputs are looked at first, then inputs. A concrete parameter needs an array of
+// exactly its dtype; a placeholder binds on first sight and must agree afterwards;
+// scalars never bind (they are converted to their parameter's type). A placeholder left
+// unbound is an error naming it and the remedies.
+
+#include <string_view>
+
+#include "dsl/params.hpp"
+#include "kernc/kernels.hpp"
+
+namespace kernc::dsl {
+
+ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, std::string_view kernel_name);
+
+}  // namespace kernc::dsl

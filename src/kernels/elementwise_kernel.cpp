@@ -1,0 +1,41 @@
+#include <fmt/format.h>
+
+#include "codegen/kernel_codegen.hpp"
+#include "dsl/definitions.hpp"
+#include "dsl/type_resolution.hpp"
+#include "kernc/error.hpp"
+#include "kernc/kernels.hpp"
+
+namespace kernc {
+
+ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_params, std::string operation,
+                                     std::string name, ElementwiseOptions options) {
+  auto definition = std::make_shared<detail::ElementwiseDefinition>();
+  definition->signature = dsl::parse_signature(in_params, out_params, name);
+  if (definition->signature.out.empty()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: an ElementwiseKernel needs at least one output", name));
+  }
+  definition->name = std::move(name);
+  definition->operation = std::move(operation);
+  definition->options = std::move(options);
+  validate(definition->options.compile);
+  definition_ = std::move(definition);
+}
+
+ElementwiseKernel::~ElementwiseKernel() = default;
+ElementwiseKernel::ElementwiseKernel(const ElementwiseKernel&) = default;
+ElementwiseKernel& ElementwiseKernel::operator=(const ElementwiseKernel&) = default;
+
+const std::string& ElementwiseKernel::name() const noexcept { return definition_->name; }
+std::size_t ElementwiseKernel::input_count() const noexcept { return definition_->signature.in.size(); }
+std::size_t ElementwiseKernel::output_count() const noexcept { return definition_->signature.out.size(); }
+
+ResolvedTypes ElementwiseKernel::resolve(const CallTypes& types) const {
+  return dsl::resolve_types(definition_->signature, types, definition_->name);
+}
+
+Program ElementwiseKernel::program(const CallTypes& types, const Layout& layout) const {
+  return codegen::render_elementwise(*definition_, types, resolve(types), layout);
+}
+
+}  // namespace kernc

@@ -1,0 +1,54 @@
+#include <fmt/format.h>
+
+#include "codegen/kernel_codegen.hpp"
+#include "dsl/definitions.hpp"
+#include "dsl/type_resolution.hpp"
+#include "kernc/error.hpp"
+#include "kernc/kernels.hpp"
+
+namespace kernc {
+
+ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, std::string map_expr,
+                                 std::string reduce_expr, std::string post_map_expr, std::string identity,
+                                 std::string name, ReductionOptions options) {
+  auto definition = std::make_shared<detail::ReductionDefinition>();
+  definition->signature = dsl::parse_signature(in_params, out_params, name);
+  if (definition->signature.out.empty()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: a ReductionKernel needs at least one output", name));
+  }
+  auto require = [&name](const std::string& text, const char* what) {
+    if (text.find_first_not_of(" \t\n") == std::string::npos) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} is empty", name, what));
+    }
+  };
+  require(map_expr, "map_expr");
+  require(reduce_expr, "reduce_expr");
+  require(post_map_expr, "post_map_expr");
+  definition->name = std::move(name);
+  definition->map_expr = std::move(map_expr);
+  definition->reduce_expr = std::move(reduce_expr);
+  definition->post_map_expr = std::move(post_map_expr);
+  definition->identity = identity.find_first_not_of(" \t\n") == std::string::npos ? std::string() : std::move(identity);
+  definition->options = std::move(options);
+  validate(definition->options.compile);
+  definition_ = std::move(definition);
+}
+
+ReductionKernel::~ReductionKernel() = default;
+ReductionKernel::ReductionKernel(const ReductionKernel&) = default;
+ReductionKernel& ReductionKernel::operator=(const ReductionKernel&) = default;
+
+const std::string& ReductionKernel::name() const noexcept { return definition_->name; }
+std::size_t ReductionKernel::input_count() const noexcept { return definition_->signature.in.size(); }
+std::size_t ReductionKernel::output_count() const noexcept { return definition_->signature.out.size(); }
+bool ReductionKernel::has_identity() const noexcept { return !definition_->identity.empty(); }
+
+ResolvedTypes ReductionKernel::resolve(const CallTypes& types) const {
+  return dsl::resolve_types(definition_->signature, types, definition_->name);
+}
+
+Program ReductionKernel::program(const CallTypes& types, const Layout& layout) const {
+  return codegen::render_reduction(*definition_, types, resolve(types), layout);
+}
+
+}  // namespace kernc

@@ -1,0 +1,130 @@
+// Loop shapes, indexers and array views: what generated kernels receive as parameters.
+// NOTE [ kernel parameter layout ]: the host packs these structs byte for byte
+// (src/codegen/layout.hpp names the same ranks and kMaxDims); change both together.
+#pragma once
+
+namespace kernc {
+
+constexpr int kMaxDims = 16;
+
+// The iteration space of a kernel: `size` elements in C order over `dims`.
+// Rank 0 = flat (contiguous layout), rank -1 = rank known at run time (up to kMaxDims).
+template <int kRank, class Index> struct Shape { Index size; Index dims[kRank]; };
+template <class Index> struct Shape<0, Index> { Index size; };
+template <class Index> struct Shape<-1, Index> { Index size; int rank; Index dims[kMaxDims]; };
+
+// CuPy's CIndexer: the loop's current position as a multi-index.
+template <int kRank, class Index>
+struct Indexer {
+  Shape<kRank, Index> shape;
+  Index index[kRank];
+  KERNC_DEVICE explicit Indexer(const Shape<kRank, Index>& s) : shape(s) {}
+  KERNC_DEVICE Index size() const { return shape.size; }
+  KERNC_DEVICE void set(Index i) {
+#pragma unroll
+    for (int d = kRank - 1; d > 0; --d) {
+      index[d] = i % shape.dims[d];
+      i /= shape.dims[d];
+    }
+    index[0] = i;
+  }
+  KERNC_DEVICE const Index* get() const { return index; }
+};
+
+template <class Index>
+struct Indexer<0, Index> {
+  Shape<0, Index> shape;
+  Index index[1];
+  KERNC_DEVICE explicit Indexer(const Shape<0, Index>& s) : shape(s) {}
+  KERNC_DEVICE Index size() const { return shape.size; }
+  KERNC_DEVICE void set(Index i) { index[0] = i; }
+  KERNC_DEVICE const Index* get() const { return index; }
+};
+
+template <class Index>
+struct Indexer<-1, Index> {
+  Shape<-1, Index> shape;
+  Index index[kMaxDims];
+  KERNC_DEVICE explicit Indexer(const Shape<-1, Index>& s) : shape(s) {}
+  KERNC_DEVICE Index size() const { return shape.size; }
+  KERNC_DEVICE void set(Index i) {
+    for (int d = shape.rank - 1; d > 0; --d) {
+      index[d] = i % shape.dims[d];
+      i /= shape.dims[d];
+    }
+    index[0] = i;
+  }
+  KERNC_DEVICE const Index* get() const { return index; }
+};
+
+// CuPy's CArray: data pointer, shape and strides in bytes. x[i] takes a flat index in
+// the array's own C order; x[idx] a multi-index of the array's rank.
+template <class T, int kRank, class Index>
+struct ArrayView {
+  T* data_;
+  Index size_;
+  Index shape_[kRank];
+  Index strides_[kRank];
+  KERNC_DEVICE Index size() const { return size_; }
+  KERNC_DEVICE const Index* shape() const { return shape_; }
+  KERNC_DEVICE const Index* strides() const { return strides_; }
+  KERNC_DEVICE int ndim() const { return kRank; }
+  KERNC_DEVICE T& operator[](const Index* idx) const {
+    Index offset = 0;
+#pragma unroll
+    for (int d = 0; d < kRank; ++d) offset += idx[d] * strides_[d];
+    return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
+  }
+  KERNC_DEVICE T& operator[](Index i) const {
+    Index offset = 0;
+#pragma unroll
+    for (int d = kRank - 1; d >= 0; --d) {
+      offset += (i % shape_[d]) * strides_[d];
+      i /= shape_[d];
+    }
+    return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
+  }
+};
+
+// Contiguous layout: a flat array; its multi-index is the flat index.
+template <class T, class Index>
+struct ArrayView<T, 0, Index> {
+  T* data_;
+  Index size_;
+  KERNC_DEVICE Index size() const { return size_; }
+  KERNC_DEVICE const Index* shape() const { return &size_; }
+  KERNC_DEVICE int ndim() const { return 1; }
+  KERNC_DEVICE T& operator[](const Index* idx) const { return data_[idx[0]]; }
+  KERNC_DEVICE T& operator[](Index i) const { return data_[i]; }
+};
+
+// Rank known at run time: raw parameters, and strided arrays of high rank.
+template <class T, class Index>
+struct ArrayView<T, -1, Index> {
+  T* data_;
+  Index size_;
+  int ndim_;
+  int contiguous_;  // 1 if C-contiguous: x[i] is then data_[i]
+  Index shape_[kMaxDims];
+  Index strides_[kMaxDims];
+  KERNC_DEVICE Index size() const { return size_; }
+  KERNC_DEVICE const Index* shape() const { return shape_; }
+  KERNC_DEVICE const Index* strides() const { return strides_; }
+  KERNC_DEVICE int ndim() const { return ndim_; }
+  KERNC_DEVICE T& operator[](const Index* idx) const {
+    Index offset = 0;
+    for (int d = 0; d < ndim_; ++d) offset += idx[d] * strides_[d];
+    return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
+  }
+  KERNC_DEVICE T& operator[](Index i) const {
+    if (contiguous_) return data_[i];
+    Index offset = 0;
+    for (int d = ndim_ - 1; d >= 0; --d) {
+      offset += (i % shape_[d]) * strides_[d];
+      i /= shape_[d];
+    }
+    return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
+  }
+};
+
+}  // namespace kernc

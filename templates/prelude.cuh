@@ -1,0 +1,52 @@
+// kernc device prelude: the one place where CUDA and HIP differ for generated code.
+// NOTE [ prelude ]: generated kernels and the other templates use only what this file
+// defines (KERNC_DEVICE, kernc::bits_* and the half-precision conversions); nothing else
+// in templates/ or src/ may test which compiler is running.
+#pragma once
+
+#if defined(__HIPCC_RTC__) || defined(__HIP__)
+#define KERNC_HIP 1
+#else
+#define KERNC_CUDA 1
+#endif
+
+#define KERNC_DEVICE __device__ __forceinline__
+
+namespace kernc {
+
+KERNC_DEVICE unsigned int float_bits(float f) { return __float_as_uint(f); }
+KERNC_DEVICE float bits_float(unsigned int u) { return __uint_as_float(u); }
+
+// Round-to-nearest-even float → binary16, and back.
+KERNC_DEVICE unsigned short float_to_half_bits(float f) {
+#if defined(KERNC_CUDA)
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  _Float16 h = static_cast<_Float16>(f);
+  return *reinterpret_cast<unsigned short*>(&h);
+#endif
+}
+
+KERNC_DEVICE float half_bits_to_float(unsigned short h) {
+#if defined(KERNC_CUDA)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
+  return static_cast<float>(*reinterpret_cast<_Float16*>(&h));
+#endif
+}
+
+// bfloat16 is the top half of a float: convert in software, the same on both backends.
+KERNC_DEVICE unsigned short float_to_bfloat16_bits(float f) {
+  unsigned int u = float_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((u >> 16) | 0x40u);  // quiet NaN
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+  return static_cast<unsigned short>(u >> 16);
+}
+
+KERNC_DEVICE float bfloat16_bits_to_float(unsigned short b) { return bits_float(static_cast<unsigned int>(b) << 16); }
+
+}  // namespace kernc
