@@ -21,6 +21,9 @@ struct CacheConfig {
   std::uint64_t max_size = 4ull << 30;                 ///< disk cap in bytes, enforced by LRU eviction
   bool disk_enabled = true;                            ///< false: memory only (KERNC_CACHE_DISABLE=1)
   std::uint64_t memory_max_size = 256ull << 20;        ///< memory layer cap in bytes
+  /// Also write each compiled program's source next to its entry (<entry>.cu), so
+  /// generated code can be read (KERNC_SAVE_SOURCE=1, `kernc compile --save-source`).
+  bool save_sources = false;
 };
 
 /// Where a lookup was answered.

@@ -27,6 +27,7 @@ struct Config {
   Setting<std::string> cache_dir;
   Setting<std::uint64_t> cache_max_size;
   Setting<bool> cache_disabled;
+  Setting<bool> save_sources;
   Setting<std::string> nvrtc_library;
   Setting<std::string> hiprtc_library;
   Setting<std::string> cuda_home;
@@ -34,8 +35,8 @@ struct Config {
   Setting<std::string> log_level;
 
   /// Reads KERNC_CACHE_DIR, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
-  /// KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH, KERNC_CUDA_LIBRARY and
-  /// KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
+  /// KERNC_SAVE_SOURCE, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH,
+  /// KERNC_CUDA_LIBRARY and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
   /// The same, with an injectable lookup (for tests).
   static Config from_environment(const std::function<const char*(const char*)>& lookup);

@@ -198,6 +198,7 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
         try {
           auto evicted = store_->put(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()));
           count([evicted](CacheStats& s) { s.evictions += evicted; });
+          if (config_.save_sources) store_->put_source(result.key, program.source);
         } catch (const Error& error) {
           count([](CacheStats& s) { ++s.store_failures; });
           if (!memory_->warned_store_failure.exchange(true)) {

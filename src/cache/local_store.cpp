@@ -158,6 +158,11 @@ std::uint64_t LocalStore::put(const std::string& key, std::string_view encoded) 
   return evict_if_needed();
 }
 
+void LocalStore::put_source(const std::string& key, std::string_view source) {
+  if (!writable_) throw Error(ErrorCode::io, fmt::format("cache directory {} is not writable", entries_));
+  platform::write_file_atomic(source_path(key), source, 0600);
+}
+
 std::uint64_t LocalStore::evict_if_needed() {
   {
     std::lock_guard<std::mutex> lock(size_mutex_);
@@ -225,6 +230,7 @@ PruneReport LocalStore::prune_locked(std::uint64_t max_size) {
   for (const auto& file : files) {  // oldest use first
     if (total <= max_size) break;
     if (::unlink(file.path.c_str()) == 0) {
+      ::unlink((file.path + ".cu").c_str());  // a saved source goes with its entry
       total -= file.size;
       report.freed_bytes += file.size;
       ++report.removed;
@@ -253,7 +259,10 @@ PruneReport LocalStore::prune_locked(std::uint64_t max_size) {
 std::uint64_t LocalStore::clear() {
   FileLock lock(root_ + "/cleanup.lock", /*wait=*/true);
   std::uint64_t removed = 0;
-  for (const auto& file : list()) removed += ::unlink(file.path.c_str()) == 0 ? 1 : 0;
+  for (const auto& file : list()) {
+    removed += ::unlink(file.path.c_str()) == 0 ? 1 : 0;
+    ::unlink((file.path + ".cu").c_str());
+  }
   std::lock_guard<std::mutex> guard(size_mutex_);
   size_estimate_ = 0;
   return removed;

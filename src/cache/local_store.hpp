@@ -52,6 +52,11 @@ class LocalStore final : public Store {
   StoreLookup get(const std::string& key) override;
   std::uint64_t put(const std::string& key, std::string_view encoded) override;
 
+  /// Writes `source` next to the entry of `key` (<entry>.cu) for people to read; removed with the entry.
+  void put_source(const std::string& key, std::string_view source);
+  /// The path put_source writes to.
+  std::string source_path(const std::string& key) const { return entry_path(key) + ".cu"; }
+
   /// Whether entries can be written here (false: read-only, hits still served).
   bool writable() const noexcept { return writable_; }
   const std::string& root() const noexcept { return root_; }

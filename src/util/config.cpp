@@ -80,13 +80,16 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   if (auto size = get("KERNC_CACHE_MAX_SIZE"); !size.empty()) {
     config.cache_max_size.set(parse_size(size, "KERNC_CACHE_MAX_SIZE"), "KERNC_CACHE_MAX_SIZE");
   }
-  if (auto disable = get("KERNC_CACHE_DISABLE"); !disable.empty()) {
-    if (disable != "0" && disable != "1") {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("KERNC_CACHE_DISABLE must be 0 or 1, not \"{}\"", disable));
+  auto flag = [&get](const char* name, Setting<bool>& setting) {
+    auto value = get(name);
+    if (value.empty()) return;
+    if (value != "0" && value != "1") {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{} must be 0 or 1, not \"{}\"", name, value));
     }
-    config.cache_disabled.set(disable == "1", "KERNC_CACHE_DISABLE");
-  }
+    setting.set(value == "1", name);
+  };
+  flag("KERNC_CACHE_DISABLE", config.cache_disabled);
+  flag("KERNC_SAVE_SOURCE", config.save_sources);
   if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
   if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
@@ -114,6 +117,7 @@ CacheConfig Config::cache_config() const {
   cache.directory = cache_dir.value;
   cache.max_size = cache_max_size.value;
   cache.disk_enabled = !cache_disabled.value && !cache_dir.value.empty();
+  cache.save_sources = save_sources.value;
   return cache;
 }
 

@@ -1,5 +1,7 @@
 // kernc cache stats|ls|verify|prune|clear|inspect: look after the disk cache.
 
+#include <unistd.h>
+
 #include <ctime>
 
 #include <fmt/format.h>
@@ -183,6 +185,7 @@ int run_inspect(const CacheCommandOptions& options, const Config& config) {
   for (const auto& flag : entry->program.flags) flags += " " + flag;
   fmt::print("flags     {}\n", flags);
   for (const auto& [expression, lowered] : entry->program.lowered_names) fmt::print("name       {} -> {}\n", expression, lowered);
+  if (::access(store.source_path(key).c_str(), R_OK) == 0) fmt::print("source     {}\n", store.source_path(key));
   if (!entry->program.log.empty()) fmt::print("log\n{}\n", entry->program.log);
   if (!options.extract.empty()) fmt::print("wrote      {}\n", options.extract);
   return kExitOk;

@@ -20,6 +20,8 @@ int exit_code_for(const Error& error) {
 void add_global_options(CLI::App& app, GlobalOptions& options) {
   app.add_option("--cache-dir", options.cache_dir, "Cache directory (overrides KERNC_CACHE_DIR)");
   app.add_flag("--no-cache", options.no_cache, "Do not use the disk cache (as KERNC_CACHE_DISABLE=1)");
+  app.add_flag("--save-source", options.save_source,
+               "Keep each compiled program's source next to its cache entry (as KERNC_SAVE_SOURCE=1)");
   app.add_option("--log-level", options.log_level, "Library log level: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
@@ -28,6 +30,7 @@ Config resolve_config(const GlobalOptions& options) {
   Config config = Config::from_environment();
   if (!options.cache_dir.empty()) config.cache_dir.set(options.cache_dir, "--cache-dir");
   if (options.no_cache) config.cache_disabled.set(true, "--no-cache");
+  if (options.save_source) config.save_sources.set(true, "--save-source");
   if (!options.log_level.empty()) config.log_level.set(options.log_level, "--log-level");
   set_log_level(config.log_level.value);
   return config;

@@ -36,6 +36,7 @@ int exit_code_for(const Error& error);
 struct GlobalOptions {
   std::string cache_dir;
   bool no_cache = false;
+  bool save_source = false;
   std::string log_level;
 };
 

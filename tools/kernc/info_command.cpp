@@ -59,6 +59,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
        {{"cache_dir", setting_json(config.cache_dir)},
         {"cache_max_size", setting_json(config.cache_max_size)},
         {"cache_disabled", setting_json(config.cache_disabled)},
+        {"save_sources", setting_json(config.save_sources)},
         {"nvrtc_library", setting_json(config.nvrtc_library)},
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
@@ -96,6 +97,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("cache dir", config.cache_dir.value, config.cache_dir.source);
   show("cache max size", format_size(config.cache_max_size.value), config.cache_max_size.source);
   show("cache disabled", config.cache_disabled.value ? "yes" : "no", config.cache_disabled.source);
+  show("save sources", config.save_sources.value ? "yes" : "no", config.save_sources.source);
   show("nvrtc library", config.nvrtc_library.value, config.nvrtc_library.source);
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);

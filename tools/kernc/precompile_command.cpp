@@ -82,9 +82,10 @@ int run_precompile_spec(const std::string& spec_path, const std::string& target_
                               }
                             });
   if (progress) fmt::print("\r\033[K");
-  fmt::print("{} variant(s) of {} kernel(s) for {} target(s): {} compiled, {} cache hit(s), {} failed in {:.1f} s ({} jobs)\n",
-             summary.total, spec.kernels.size(), targets.size(), summary.compiled, summary.hits, summary.failed,
-             summary.seconds, jobs);
+  fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} cache hit(s), {} failed "
+             "in {:.1f} s ({} jobs)\n",
+             summary.total, summary.total / targets.size(), spec.kernels.size(), targets.size(), summary.compiled,
+             summary.hits, summary.failed, summary.seconds, jobs);
   if (summary.failed > seen_failures.size()) {
     fmt::print(stderr, "({} failure(s) repeated an error shown above in another variant)\n",
                summary.failed - seen_failures.size());

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Black-box tests of `kernc precompile` and `kernc compile SPEC.json`.
+# Usage: bash test_precompile.sh PATH_TO_KERNC PROJECT_SOURCE_DIR
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+SPEC="$SOURCE_DIR/examples/kernels.json"
+TYPO="$SOURCE_DIR/tests/cli/data/typo_kernels.json"
+
+TEST "precompile builds every variant, then reports only hits"
+# sm_90 only: HIPRTC compiles one at a time and the whole spec would take half a minute;
+# the unit suite's round trip covers gfx90a.
+expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
+expect_match "$OUT" '^86 program\(s\) \(86 variant\(s\) of 7 kernel\(s\) x 1 target\(s\)\): 86 compiled, 0 cache hit\(s\), 0 failed'
+expect_entry_count 86
+expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
+expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+expect_exit 0 kernc compile "$SPEC" --target sm_90
+expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+
+TEST "precompile --list prints the key of each variant, and those keys are the stored entries"
+expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
+expect_exit 0 kernc precompile "$SPEC" --target sm_90 --list
+[ "$(wc -l < "$OUT")" = 86 ] || test_failed "expected 86 variants listed"
+while read -r key target kernel _; do
+  [ -f "$KERNC_CACHE_DIR/entries/${key:0:2}/$key" ] || test_failed "no entry for $kernel $target ($key)"
+done < "$OUT"
+CHECKS=$((CHECKS + 1))
+expect_contains "$OUT" "saxpy"
+expect_contains "$OUT" "scalar float32, float32, float32 -> float32 strided3-i64"
+
+TEST "a typo in an operation names the kernel, the snippet and its line, and exits 1"
+expect_exit 1 kernc precompile "$TYPO" --target sm_90 -q
+expect_contains "$ERR" 'kernel scaled_add'
+expect_contains "$ERR" 'scaled_add operation, line 2: error: identifier "yy" is undefined'
+expect_contains "$ERR" 'repeated an error shown above'
+expect_exit 1 kernc precompile "$TYPO" --target gfx90a -q
+expect_contains "$ERR" 'scaled_add operation, line 2, column 9: error'
+
+TEST "a malformed spec is refused before compiling anything"
+printf '{"kernels": [{"kind": "elementwise", "name": "k", "in_params": "float32 x", "out_params": "float32 y", "operaton": "y = x", "signatures": ["float32 -> float32"]}]}' > bad.json
+expect_exit 2 kernc precompile bad.json --target sm_90
+expect_contains "$ERR" 'kernel k: unknown field "operaton"'
+printf '{"kernels": [{"kind": "elementwise", "name": "k", "in_params": "float32 x float32 z", "out_params": "float32 y", "operation": "y = x", "signatures": ["float32 -> float32"]}]}' > bad.json
+expect_exit 2 kernc precompile bad.json --target sm_90
+expect_contains "$ERR" 'is a comma missing before "float32"?'
+printf '{"kernels": [{"kind": "elementwise", "name": "k", "in_params": "T x", "out_params": "T y", "operation": "y = x", "signatures": ["float32 -> float64"]}]}' > bad.json
+expect_exit 2 kernc precompile bad.json --target sm_90
+expect_contains "$ERR" 'type placeholder T is float64'
+expect_entry_count 0
+
+TEST "--save-source keeps the generated source next to each entry"
+expect_exit 0 kernc --save-source precompile "$SPEC" --target sm_90 -q
+n=$(find "$KERNC_CACHE_DIR/entries" -name '*.cu' | wc -l)
+[ "$n" = 86 ] || test_failed "expected 86 saved sources, found $n"
+grep -l 'ElementwiseKernel saxpy' "$KERNC_CACHE_DIR"/entries/*/*.cu > /dev/null || test_failed "no saved saxpy source"
+expect_exit 0 kernc cache clear
+n=$(find "$KERNC_CACHE_DIR/entries" -name '*.cu' | wc -l)
+[ "$n" = 0 ] || test_failed "cache clear left $n saved sources"
+
+finish
