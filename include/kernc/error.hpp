@@ -24,6 +24,9 @@ enum class ErrorCode {
   io,                  ///< a file could not be read or written
   not_found,           ///< a named thing (cache entry, lowered name) does not exist
   backend_disabled,    ///< this build was configured without the backend asked for
+  no_device,           ///< no usable GPU (no driver, no device, or the ordinal does not exist)
+  driver,              ///< a CUDA driver call failed; the message names the call and the error
+  launch_config,       ///< a launch configuration exceeds a device limit (the message names it)
 };
 
 /// Returns the snake_case name of an error code, e.g. "compile_failed".

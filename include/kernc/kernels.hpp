@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernc/compile_options.hpp"
+#include "kernc/engine.hpp"
 #include "kernc/dtype.hpp"
 #include "kernc/error.hpp"
 #include "kernc/program.hpp"
@@ -113,6 +114,17 @@ class ElementwiseKernel {
   Program program(const CallTypes& types, const Layout& layout) const;
   const detail::ElementwiseDefinition& definition() const noexcept { return *definition_; }
 
+  /// Runs the kernel with CuPy's semantics: non-raw arrays broadcast (outputs never do:
+  /// their shape must be the broadcast shape), scalars are converted to their parameter's
+  /// type, missing outputs are allocated C-contiguous and returned; passed outputs come
+  /// back as non-owning arrays. Zero-size calls launch nothing. An input that overlaps an
+  /// output (other than being the very same view, which is safe elementwise) is copied
+  /// first; outputs that overlap each other are an error. Raw parameters are not checked.
+  /// The first call of each argument-type combination and layout class compiles (through
+  /// the cache) and loads; later ones only pack arguments and launch.
+  std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs = {},
+                                      const CallOptions& options = {}) const;
+
  private:
   std::shared_ptr<const detail::ElementwiseDefinition> definition_;
 };
@@ -142,6 +154,14 @@ class ReductionKernel {
   ResolvedTypes resolve(const CallTypes& types) const;
   Program program(const CallTypes& types, const Layout& layout) const;
   const detail::ReductionDefinition& definition() const noexcept { return *definition_; }
+
+  /// Reduces over `axes` (negative counts from the end; empty = all axes unless
+  /// `axes_given`), NumPy-style: duplicate or out-of-range axes are errors; `keepdims`
+  /// keeps reduced axes as 1; `outputs` may be given (shape must match). A reduction over
+  /// zero elements gives post_map(identity), or an error when there is no identity.
+  std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs, const std::vector<int>& axes = {},
+                                      bool keepdims = false, const std::vector<ArrayRef>& outputs = {},
+                                      const CallOptions& options = {}) const;
 
  private:
   std::shared_ptr<const detail::ReductionDefinition> definition_;

@@ -19,7 +19,35 @@
   X(cuDeviceGet)               \
   X(cuDeviceGetName)           \
   X(cuDeviceGetAttribute)      \
-  X(cuDeviceTotalMem)
+  X(cuDeviceTotalMem)          \
+  X(cuDevicePrimaryCtxRetain)  \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxSetCurrent)           \
+  X(cuCtxGetCurrent)           \
+  X(cuCtxSynchronize)          \
+  X(cuModuleLoadData)          \
+  X(cuModuleUnload)            \
+  X(cuModuleGetFunction)       \
+  X(cuModuleGetGlobal)         \
+  X(cuFuncGetAttribute)        \
+  X(cuFuncSetAttribute)        \
+  X(cuLaunchKernel)            \
+  X(cuMemAlloc)                \
+  X(cuMemFree)                 \
+  X(cuMemcpyHtoDAsync)         \
+  X(cuMemcpyDtoHAsync)         \
+  X(cuMemcpyDtoDAsync)         \
+  X(cuMemsetD8Async)           \
+  X(cuMemGetInfo)              \
+  X(cuPointerGetAttribute)     \
+  X(cuStreamCreate)            \
+  X(cuStreamDestroy)           \
+  X(cuStreamSynchronize)       \
+  X(cuEventCreate)             \
+  X(cuEventDestroy)            \
+  X(cuEventRecord)             \
+  X(cuEventSynchronize)        \
+  X(cuEventElapsedTime)
 
 namespace kernc::platform {
 

@@ -13,6 +13,9 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::io: return "io";
     case ErrorCode::not_found: return "not_found";
     case ErrorCode::backend_disabled: return "backend_disabled";
+    case ErrorCode::no_device: return "no_device";
+    case ErrorCode::driver: return "driver";
+    case ErrorCode::launch_config: return "launch_config";
   }
   return "unknown";
 }

@@ -1,0 +1,193 @@
+#pragma once
+/// \file
+/// The thin CUDA driver-API layer: a device's primary context, streams, events, device
+/// memory, loaded modules and kernel functions. libcuda is loaded with dlopen on first use.
+///
+/// Thread safety: Device objects, Modules and Functions may be used from several host
+/// threads at once; each call makes the device's primary context current on the calling
+/// thread. Streams and Events are plain handles: the driver serialises work per stream.
+///
+/// Default stream: a default-constructed StreamRef is CUDA's legacy default stream
+/// (stream 0), which synchronises with the other blocking streams of the context, as in
+/// CuPy. Pass a Stream for overlap.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernc/program.hpp"
+#include "kernc/target.hpp"
+
+namespace kernc {
+
+namespace detail {
+struct DeviceState;
+}
+
+/// A stream handle as the driver sees it (CUstream); nullptr is the legacy default stream.
+struct StreamRef {
+  void* handle = nullptr;
+};
+
+class Device;
+
+/// Device memory owned by this object; freed on destruction (tolerating a driver that has
+/// already shut down at process exit). Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  std::uint64_t address() const noexcept { return address_; }
+  void* data() const noexcept { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(address_)); }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceState> device_;
+  std::uint64_t address_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// A stream created by kernc; destroyed with the object. Move-only.
+class Stream {
+ public:
+  Stream() = default;
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+  StreamRef ref() const noexcept { return {handle_}; }
+  operator StreamRef() const noexcept { return ref(); }
+  void synchronize() const;
+
+ private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceState> device_;
+  void* handle_ = nullptr;
+};
+
+/// A timing event. Move-only.
+class Event {
+ public:
+  Event() = default;
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event();
+  void record(StreamRef stream = {}) const;
+  void synchronize() const;
+  /// Milliseconds from `start` to this event (both recorded and complete).
+  float elapsed_ms_since(const Event& start) const;
+
+ private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceState> device_;
+  void* handle_ = nullptr;
+};
+
+/// What the driver reports about a kernel function.
+struct FunctionAttributes {
+  int registers = 0;
+  int static_shared_bytes = 0;
+  int max_dynamic_shared_bytes = 0;
+  int max_threads_per_block = 0;
+  int local_bytes = 0;
+  int const_bytes = 0;
+};
+
+/// Grid, block, dynamic shared memory and stream of one launch.
+struct LaunchConfig {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+  StreamRef stream;
+};
+
+/// A kernel function of a loaded module; cheap to copy. launch() is argument packing plus
+/// cuLaunchKernel: nothing is parsed, rendered or hashed.
+class Function {
+ public:
+  Function() = default;
+  const std::string& name() const noexcept { return name_; }
+  bool valid() const noexcept { return handle_ != nullptr; }
+  FunctionAttributes attributes() const;
+  /// Raises the dynamic shared-memory limit (needed above 48 KiB).
+  void set_max_dynamic_shared_bytes(int bytes) const;
+  /// Launches with `args[k]` pointing at the k-th parameter's bytes. Checks the
+  /// configuration first: an empty grid or block, too many threads, too much shared
+  /// memory are errors naming the limit.
+  void launch(const LaunchConfig& config, void** args) const;
+
+ private:
+  friend class Module;
+  std::shared_ptr<detail::DeviceState> device_;
+  std::shared_ptr<void> module_;  // keeps the module loaded
+  void* handle_ = nullptr;
+  std::string name_;
+};
+
+/// A module loaded into a device's primary context; unloaded with its last reference.
+class Module {
+ public:
+  Module() = default;
+  /// The function named `name` (a lowered name for templates); throws kernc::Error(not_found).
+  Function function(const std::string& name) const;
+  /// Address and size of a __device__ / __constant__ global; throws kernc::Error(not_found).
+  std::pair<std::uint64_t, std::size_t> global(const std::string& name) const;
+  bool valid() const noexcept { return handle_ != nullptr; }
+
+ private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceState> device_;
+  std::shared_ptr<void> handle_;
+};
+
+/// One GPU through its primary context. Device objects are cheap handles to shared state.
+class Device {
+ public:
+  /// The device with this ordinal. Throws kernc::Error(library_not_found) without a driver,
+  /// (no_device) when there is no such GPU.
+  static Device get(int ordinal = 0, const std::string& driver_library = "");
+  /// Whether a CUDA driver and at least one GPU are usable, without throwing.
+  static bool available(const std::string& driver_library = "") noexcept;
+
+  int ordinal() const noexcept;
+  const std::string& name() const noexcept;
+  int compute_capability() const noexcept;  ///< e.g. 90
+  int multiprocessors() const noexcept;
+  int max_threads_per_block() const noexcept;
+  int max_shared_bytes_per_block() const noexcept;       ///< without opt-in
+  int max_shared_bytes_per_block_optin() const noexcept;
+  /// The cubin target of this device ("sm_90").
+  Target target() const;
+
+  DeviceBuffer allocate(std::size_t bytes) const;
+  void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, StreamRef stream = {}) const;
+  void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, StreamRef stream = {}) const;
+  void copy_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, StreamRef stream = {}) const;
+  void fill_bytes(std::uint64_t dst, unsigned char value, std::size_t bytes, StreamRef stream = {}) const;
+  void synchronize() const;
+  void synchronize(StreamRef stream) const;
+  Stream create_stream() const;
+  Event create_event() const;
+  /// Loads a cubin or PTX image.
+  Module load(const std::string& image) const;
+  /// Whether `address` is device memory this context can use (false for host pointers).
+  bool is_device_pointer(std::uint64_t address) const noexcept;
+
+  const std::shared_ptr<detail::DeviceState>& state() const noexcept { return state_; }
+
+ private:
+  std::shared_ptr<detail::DeviceState> state_;
+};
+
+}  // namespace kernc

@@ -1,0 +1,44 @@
+#pragma once
+// How an elementwise call iterates: NumPy broadcasting, dimension collapsing, and the
+// layout class that picks the generated program (see cache/SPEC.md, "Variants").
+// Pure host code: unit-tested without a GPU.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernc/array.hpp"
+#include "kernc/kernels.hpp"
+
+namespace kernc::dsl {
+
+/// The broadcast shape of `shapes` (NumPy rules); throws kernc::Error(invalid_argument)
+/// naming the two operands that disagree (`names` parallel to `shapes`).
+std::vector<std::int64_t> broadcast_shape(const std::vector<std::vector<std::int64_t>>& shapes,
+                                          const std::vector<std::string>& names);
+
+/// `array`'s strides over `shape` (which it must broadcast to): missing leading axes and
+/// broadcast axes get stride 0.
+std::vector<std::int64_t> broadcast_strides(const ArrayRef& array, const std::vector<std::int64_t>& shape);
+
+/// The loop of one elementwise call over its non-raw arrays.
+struct LoopPlan {
+  std::vector<std::int64_t> shape;                 ///< after dropping extent-1 axes and merging
+  std::vector<std::vector<std::int64_t>> strides;  ///< per array, over `shape`, in bytes
+  std::int64_t size = 0;
+  Layout layout;
+};
+
+/// Plans the loop over `shape` for arrays whose strides over it are `strides` (item sizes
+/// in `item_sizes`). `collapse` merges adjacent axes that are contiguous in every array
+/// (CuPy's reduce_dims). `threads` is the most threads a launch may start (for the
+/// 32-bit index check); `extra_extent` any other byte span or size the kernel indexes
+/// (raw arrays), which must also fit for 32-bit indexing.
+LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vector<std::int64_t>> strides,
+                   const std::vector<std::size_t>& item_sizes, bool collapse, std::int64_t threads,
+                   std::int64_t extra_extent);
+
+/// Whether indices up to `extent` (plus a grid stride of `threads`) fit in a signed 32-bit int.
+bool fits_index32(std::int64_t extent, std::int64_t threads = 0);
+
+}  // namespace kernc::dsl

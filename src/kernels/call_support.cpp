@@ -1,0 +1,64 @@
+#include "kernels/call_support.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "kernc/error.hpp"
+
+namespace kernc::detail {
+
+CallTypes call_types(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+                     const std::map<std::string, DType>& bindings) {
+  CallTypes types;
+  for (const auto& arg : inputs) {
+    types.inputs.push_back(arg.is_array() ? ArgType::array(arg.array().dtype) : ArgType::scalar_of(arg.scalar().dtype));
+  }
+  for (const auto& out : outputs) types.outputs.emplace_back(out.dtype);
+  types.bindings = bindings;
+  return types;
+}
+
+std::string types_key(const CallTypes& types) {
+  std::string key;
+  key.reserve(2 * (types.inputs.size() + types.outputs.size()) + 8);
+  for (const auto& arg : types.inputs) {
+    key += static_cast<char>('a' + static_cast<int>(arg.dtype));
+    key += arg.scalar ? 's' : 'a';
+  }
+  key += '|';
+  for (const auto& out : types.outputs) key += out ? static_cast<char>('a' + static_cast<int>(*out)) : '_';
+  for (const auto& [letter, dtype] : types.bindings) key += fmt::format("|{}={}", letter, static_cast<int>(dtype));
+  return key;
+}
+
+void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype) {
+  unsigned char bytes[16];
+  scalar.convert_to(dtype, bytes);
+  std::size_t size = itemsize(dtype);
+  std::size_t align = is_complex(dtype) ? size / 2 : size;
+  pack.begin(align);
+  pack.bytes(bytes, size, align);
+}
+
+void pack_raw(ParamPack& pack, const ArrayRef& array, bool index64) {
+  pack_view(pack, array.data, array.size(), array.shape, array.strides, -1, index64, array.c_contiguous());
+}
+
+std::int64_t raw_extent(const ArrayRef& array) {
+  std::int64_t span = 0;
+  for (size_t d = 0; d < array.shape.size(); ++d) span += std::max<std::int64_t>(array.shape[d] - 1, 0) * std::llabs(array.strides[d]);
+  return std::max(array.size(), span + 16);
+}
+
+bool overlaps(const ArrayRef& a, const ArrayRef& b) {
+  auto [a_low, a_high] = a.byte_range();
+  auto [b_low, b_high] = b.byte_range();
+  return a_low < b_high && b_low < a_high;
+}
+
+bool same_view(const ArrayRef& a, const ArrayRef& b) {
+  return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape && a.strides == b.strides;
+}
+
+}  // namespace kernc::detail

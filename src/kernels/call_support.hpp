@@ -1,0 +1,47 @@
+#pragma once
+// Pieces shared by the Elementwise and Reduction call paths.
+
+#include <string>
+#include <vector>
+
+#include "dsl/definitions.hpp"
+#include "kernc/engine.hpp"
+#include "kernc/kernels.hpp"
+#include "runtime/param_pack.hpp"
+
+namespace kernc::detail {
+
+/// The argument types of a call, as CallTypes (and a compact key for memo tables).
+CallTypes call_types(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+                     const std::map<std::string, DType>& bindings);
+std::string types_key(const CallTypes& types);
+
+/// The TypeEntry for `types`, resolving them on first use with `resolve`.
+template <class Resolve>
+TypeEntry& type_entry(HandleTable& table, const std::string& key, Resolve&& resolve) {
+  std::lock_guard<std::mutex> lock(table.mutex);
+  auto found = table.entries.find(key);
+  if (found != table.entries.end()) return found->second;
+  TypeEntry entry;
+  entry.resolved = resolve();  // throws before anything is stored
+  return table.entries.emplace(key, std::move(entry)).first->second;
+}
+
+/// Packs a scalar converted to `dtype`.
+void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
+
+/// Packs a raw parameter: a run-time-rank view of the whole array.
+void pack_raw(ParamPack& pack, const ArrayRef& array, bool index64);
+
+/// The largest index or byte offset a raw array needs (for the 32-bit index check).
+std::int64_t raw_extent(const ArrayRef& array);
+
+/// Whether two views share any byte of memory.
+bool overlaps(const ArrayRef& a, const ArrayRef& b);
+/// Whether two views are the same elements in the same order.
+bool same_view(const ArrayRef& a, const ArrayRef& b);
+
+/// The engine of a call.
+inline Engine& engine_of(const CallOptions& options) { return options.engine ? *options.engine : Engine::global(); }
+
+}  // namespace kernc::detail

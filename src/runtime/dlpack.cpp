@@ -1,0 +1,121 @@
+// DLPack import and export (Debian's libdlpack-dev); without its header at configure
+// time both functions report that this build has no DLPack.
+
+#include <fmt/format.h>
+
+#include "kernc/array.hpp"
+#include "kernc/error.hpp"
+
+#ifdef KERNC_WITH_DLPACK
+#include <dlpack/dlpack.h>
+#endif
+
+namespace kernc {
+
+#ifdef KERNC_WITH_DLPACK
+
+namespace {
+
+struct DLTypeMap {
+  DType dtype;
+  std::uint8_t code;
+  std::uint8_t bits;
+};
+
+constexpr DLTypeMap kTypes[] = {
+    {DType::bool_, kDLUInt, 8},      // DLPack 0.6 has no kDLBool; bool travels as uint8... see from_dlpack
+    {DType::int8, kDLInt, 8},        {DType::int16, kDLInt, 16},     {DType::int32, kDLInt, 32},
+    {DType::int64, kDLInt, 64},      {DType::uint8, kDLUInt, 8},     {DType::uint16, kDLUInt, 16},
+    {DType::uint32, kDLUInt, 32},    {DType::uint64, kDLUInt, 64},   {DType::float16, kDLFloat, 16},
+    {DType::bfloat16, kDLBfloat, 16}, {DType::float32, kDLFloat, 32}, {DType::float64, kDLFloat, 64},
+    {DType::complex64, kDLComplex, 64}, {DType::complex128, kDLComplex, 128},
+};
+
+// What a DLManagedTensor exported by kernc carries besides the tensor itself.
+struct Exported {
+  DLManagedTensor tensor{};
+  DeviceArray array;  // keeps the memory alive
+  std::vector<std::int64_t> shape, strides;
+};
+
+}  // namespace
+
+DLManagedTensor* DeviceArray::to_dlpack() const {
+  if (view_.dtype == DType::bool_) {
+    throw Error(ErrorCode::invalid_argument, "DLPack 0.6 has no boolean type: convert the array to uint8 first");
+  }
+  auto exported = std::make_unique<Exported>();
+  exported->array = *this;
+  exported->shape = view_.shape;
+  const auto item = static_cast<std::int64_t>(itemsize(view_.dtype));
+  for (auto stride : view_.strides) {
+    if (stride % item != 0) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("cannot export to DLPack: byte stride {} is not a multiple of the item size {}", stride, item));
+    }
+    exported->strides.push_back(stride / item);
+  }
+  DLTensor& t = exported->tensor.dl_tensor;
+  t.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(view_.data));
+  t.device = {kDLCUDA, device_.ordinal()};
+  t.ndim = view_.ndim();
+  for (const auto& entry : kTypes) {
+    if (entry.dtype == view_.dtype) t.dtype = {entry.code, entry.bits, 1};
+  }
+  t.shape = exported->shape.data();
+  t.strides = exported->strides.data();
+  t.byte_offset = 0;
+  exported->tensor.manager_ctx = exported.get();
+  exported->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<Exported*>(self->manager_ctx); };
+  return &exported.release()->tensor;
+}
+
+DeviceArray DeviceArray::from_dlpack(DLManagedTensor* tensor) {
+  if (!tensor) throw Error(ErrorCode::invalid_argument, "from_dlpack: null tensor");
+  // Own the tensor from here on, whatever happens below.
+  std::shared_ptr<DLManagedTensor> owner(tensor, [](DLManagedTensor* t) {
+    if (t->deleter) t->deleter(t);
+  });
+  const DLTensor& t = tensor->dl_tensor;
+  if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("from_dlpack: the tensor is on device type {}, not a CUDA device", static_cast<int>(t.device.device_type)));
+  }
+  if (t.dtype.lanes != 1) throw Error(ErrorCode::invalid_argument, "from_dlpack: vector dtypes (lanes != 1) are not supported");
+  std::optional<DType> dtype;
+  for (const auto& entry : kTypes) {
+    if (entry.dtype != DType::bool_ && entry.code == t.dtype.code && entry.bits == t.dtype.bits) dtype = entry.dtype;
+  }
+  if (!dtype) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("from_dlpack: no kernc dtype for DLPack type code {} with {} bits",
+                                                         static_cast<int>(t.dtype.code), static_cast<int>(t.dtype.bits)));
+  }
+  ArrayRef view;
+  view.dtype = *dtype;
+  view.data = reinterpret_cast<std::uintptr_t>(t.data) + t.byte_offset;
+  view.shape.assign(t.shape, t.shape + t.ndim);
+  if (t.strides) {
+    for (int k = 0; k < t.ndim; ++k) view.strides.push_back(t.strides[k] * static_cast<std::int64_t>(itemsize(*dtype)));
+  } else {
+    view = ArrayRef::contiguous(view.data, view.dtype, view.shape);
+  }
+  DeviceArray array;
+  array.device_ = Device::get(t.device.device_id);
+  array.view_ = std::move(view);
+  array.buffer_ = std::shared_ptr<void>(owner, tensor);
+  return array;
+}
+
+#else
+
+DLManagedTensor* DeviceArray::to_dlpack() const {
+  throw Error(ErrorCode::backend_disabled, "this build of kernc has no DLPack support (install libdlpack-dev and re-run cmake)");
+}
+
+DeviceArray DeviceArray::from_dlpack(DLManagedTensor*) {
+  throw Error(ErrorCode::backend_disabled, "this build of kernc has no DLPack support (install libdlpack-dev and re-run cmake)");
+}
+
+#endif
+
+}  // namespace kernc

@@ -1,0 +1,98 @@
+#pragma once
+// Packs kernel parameters into one buffer for cuLaunchKernel, laid out as the device
+// compiler lays out each parameter (natural alignment of every field).
+// NOTE [ kernel parameter layout ]: pack_view / pack_shape mirror the structs of
+// templates/array.cuh field by field.
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace kernc::detail {
+
+class ParamPack {
+ public:
+  ParamPack() { bytes_.reserve(2048); }
+
+  /// Starts a parameter whose alignment is `align`.
+  void begin(std::size_t align) {
+    pad_to(align);
+    offsets_.push_back(bytes_.size());
+  }
+  template <class T>
+  void field(T value) {
+    pad_to(alignof(T));
+    append(&value, sizeof value);
+  }
+  void bytes(const void* data, std::size_t size, std::size_t align) {
+    pad_to(align);
+    append(data, size);
+  }
+  /// A pointer per parameter, valid until the pack changes.
+  void** pointers() {
+    pointers_.clear();
+    for (auto offset : offsets_) pointers_.push_back(bytes_.data() + offset);
+    return pointers_.data();
+  }
+
+ private:
+  void pad_to(std::size_t align) {
+    while (bytes_.size() % align) bytes_.push_back(0);
+  }
+  void append(const void* data, std::size_t size) {
+    auto at = bytes_.size();
+    bytes_.resize(at + size);
+    std::memcpy(bytes_.data() + at, data, size);
+  }
+  std::vector<unsigned char> bytes_;
+  std::vector<std::size_t> offsets_;
+  std::vector<void*> pointers_;
+};
+
+inline constexpr int kMaxDims = 16;  // templates/array.cuh kMaxDims
+
+/// kernc::ArrayView<T, rank, Index>: rank 0 (flat), 1..4, or -1 (run-time rank).
+inline void pack_view(ParamPack& pack, std::uint64_t data, std::int64_t size, const std::vector<std::int64_t>& shape,
+                      const std::vector<std::int64_t>& strides, int rank, bool index64, bool contiguous) {
+  pack.begin(8);
+  pack.field<std::uint64_t>(data);
+  auto index = [&pack, index64](std::int64_t v) {
+    if (index64) {
+      pack.field<std::int64_t>(v);
+    } else {
+      pack.field<std::int32_t>(static_cast<std::int32_t>(v));
+    }
+  };
+  index(size);
+  if (rank == 0) return;
+  int slots = rank;
+  if (rank < 0) {
+    pack.field<std::int32_t>(static_cast<std::int32_t>(shape.size()));
+    pack.field<std::int32_t>(contiguous ? 1 : 0);
+    slots = kMaxDims;
+  }
+  for (int d = 0; d < slots; ++d) index(d < static_cast<int>(shape.size()) ? shape[d] : 1);
+  for (int d = 0; d < slots; ++d) index(d < static_cast<int>(strides.size()) ? strides[d] : 0);
+}
+
+/// kernc::Shape<rank, Index>.
+inline void pack_shape(ParamPack& pack, std::int64_t size, const std::vector<std::int64_t>& shape, int rank, bool index64) {
+  pack.begin(index64 ? 8 : 4);
+  auto index = [&pack, index64](std::int64_t v) {
+    if (index64) {
+      pack.field<std::int64_t>(v);
+    } else {
+      pack.field<std::int32_t>(static_cast<std::int32_t>(v));
+    }
+  };
+  index(size);
+  if (rank == 0) return;
+  int slots = rank;
+  if (rank < 0) {
+    pack.field<std::int32_t>(static_cast<std::int32_t>(shape.size()));
+    slots = kMaxDims;
+  }
+  for (int d = 0; d < slots; ++d) index(d < static_cast<int>(shape.size()) ? shape[d] : 1);
+}
+
+}  // namespace kernc::detail
