@@ -155,11 +155,13 @@ class ReductionKernel {
   Program program(const CallTypes& types, const Layout& layout) const;
   const detail::ReductionDefinition& definition() const noexcept { return *definition_; }
 
-  /// Reduces over `axes` (negative counts from the end; empty = all axes unless
-  /// `axes_given`), NumPy-style: duplicate or out-of-range axes are errors; `keepdims`
-  /// keeps reduced axes as 1; `outputs` may be given (shape must match). A reduction over
-  /// zero elements gives post_map(identity), or an error when there is no identity.
-  std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs, const std::vector<int>& axes = {},
+  /// Reduces the broadcast non-raw inputs over `axes` (std::nullopt = every axis;
+  /// negative axes count from the end), NumPy-style: duplicate or out-of-range axes are
+  /// errors; `keepdims` keeps reduced axes as extent 1; `outputs` may be given (their
+  /// shape must match). A reduction over zero elements gives post_map(identity), or an
+  /// error when the kernel has no identity.
+  std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs,
+                                      const std::optional<std::vector<int>>& axes = std::nullopt,
                                       bool keepdims = false, const std::vector<ArrayRef>& outputs = {},
                                       const CallOptions& options = {}) const;
 
@@ -167,18 +169,31 @@ class ReductionKernel {
   std::shared_ptr<const detail::ReductionDefinition> definition_;
 };
 
+namespace detail {
+struct RawState;
+}
+
 /// CuPy's RawKernel: the user's code verbatim; the kernel is found by `name` when loaded
-/// (so it is usually extern "C").
+/// (so it is usually extern "C"). Compiled on first use, per device.
 class RawKernel {
  public:
   RawKernel(std::string code, std::string name, CompileOptions options = {});
   const std::string& name() const noexcept { return name_; }
   Program program() const;
+  /// The loaded kernel function (compiling on first use): attributes, shared-memory limit.
+  Function function(const CallOptions& options = {}) const;
+  /// Launches with `config` (grid, block, dynamic shared memory, stream). Arrays pass
+  /// their device pointer; scalars are converted to the type of the parameter they bind
+  /// to when the kernel's signature can be read from the source (extern "C" kernels),
+  /// else must match the parameter's size exactly (from the driver). The argument count
+  /// is checked whenever either is known.
+  void operator()(const LaunchConfig& config, const std::vector<Arg>& args, const CallOptions& options = {}) const;
 
  private:
   std::string code_;
   std::string name_;
   CompileOptions options_;
+  std::shared_ptr<detail::RawState> state_;
 };
 
 /// CuPy's RawModule: one translation unit with several kernels and globals; templates
@@ -190,12 +205,20 @@ class RawModule {
   const std::string& name() const noexcept { return name_; }
   const std::vector<std::string>& name_expressions() const noexcept { return name_expressions_; }
   Program program() const;
+  /// A kernel by name, or by name expression (then its lowered name is used).
+  Function get_function(const std::string& name, const CallOptions& options = {}) const;
+  /// Device address and size of a __device__ or __constant__ global.
+  std::pair<std::uint64_t, std::size_t> get_global(const std::string& name, const CallOptions& options = {}) const;
+  /// Launches `function` of this module as RawKernel::operator() does (same argument rules).
+  void launch(const std::string& function, const LaunchConfig& config, const std::vector<Arg>& args,
+              const CallOptions& options = {}) const;
 
  private:
   std::string code_;
   CompileOptions options_;
   std::vector<std::string> name_expressions_;
   std::string name_;
+  std::shared_ptr<detail::RawState> state_;
 };
 
 /// The compile log with generated-code locations turned into the user's own: a line like

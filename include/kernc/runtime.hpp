@@ -120,6 +120,9 @@ class Function {
   const std::string& name() const noexcept { return name_; }
   bool valid() const noexcept { return handle_ != nullptr; }
   FunctionAttributes attributes() const;
+  /// The byte size of each parameter, when the driver can say (cuFuncGetParamInfo,
+  /// CUDA 12.4+); empty otherwise.
+  std::vector<std::size_t> parameter_sizes() const;
   /// Raises the dynamic shared-memory limit (needed above 48 KiB).
   void set_max_dynamic_shared_bytes(int bytes) const;
   /// Launches with `args[k]` pointing at the k-th parameter's bytes. Checks the

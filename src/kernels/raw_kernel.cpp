@@ -1,13 +1,15 @@
 #include <fmt/format.h>
 
 #include "dsl/params.hpp"
+#include "kernels/raw_state.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 
 namespace kernc {
 
 RawKernel::RawKernel(std::string code, std::string name, CompileOptions options)
-    : code_(std::move(code)), name_(std::move(name)), options_(std::move(options)) {
+    : code_(std::move(code)), name_(std::move(name)), options_(std::move(options)),
+      state_(std::make_shared<detail::RawState>()) {
   dsl::check_kernel_name(name_);
   if (code_.find_first_not_of(" \t\n") == std::string::npos) {
     throw Error(ErrorCode::invalid_argument, fmt::format("RawKernel {}: the code is empty", name_));
@@ -26,7 +28,7 @@ Program RawKernel::program() const {
 RawModule::RawModule(std::string code, CompileOptions options, std::vector<std::string> name_expressions,
                      std::string name)
     : code_(std::move(code)), options_(std::move(options)), name_expressions_(std::move(name_expressions)),
-      name_(std::move(name)) {
+      name_(std::move(name)), state_(std::make_shared<detail::RawState>()) {
   dsl::check_kernel_name(name_);
   if (code_.find_first_not_of(" \t\n") == std::string::npos) {
     throw Error(ErrorCode::invalid_argument, fmt::format("RawModule {}: the code is empty", name_));

@@ -13,6 +13,9 @@ CudaDriverApi CudaDriverApi::load(const std::string& override_path) {
 #define KERNC_REQUIRE(fn) api.fn = reinterpret_cast<decltype(api.fn)>(api.library.require(KERNC_SYMBOL_NAME(fn)));
   KERNC_CUDA_REQUIRED(KERNC_REQUIRE)
 #undef KERNC_REQUIRE
+#define KERNC_FIND(fn) api.fn = reinterpret_cast<decltype(api.fn)>(api.library.find(KERNC_SYMBOL_NAME(fn)));
+  KERNC_CUDA_OPTIONAL(KERNC_FIND)
+#undef KERNC_FIND
   return api;
 }
 

@@ -49,11 +49,15 @@
   X(cuEventSynchronize)        \
   X(cuEventElapsedTime)
 
+// Newer than the oldest driver kernc supports: capabilities, nullptr when absent.
+#define KERNC_CUDA_OPTIONAL(X) X(cuFuncGetParamInfo)
+
 namespace kernc::platform {
 
 struct CudaDriverApi {
 #define KERNC_DECLARE(fn) decltype(&::fn) fn = nullptr;
   KERNC_CUDA_REQUIRED(KERNC_DECLARE)
+  KERNC_CUDA_OPTIONAL(KERNC_DECLARE)
 #undef KERNC_DECLARE
   DynamicLibrary library;
 

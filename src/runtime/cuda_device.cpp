@@ -343,6 +343,17 @@ FunctionAttributes Function::attributes() const {
   return a;
 }
 
+std::vector<std::size_t> Function::parameter_sizes() const {
+  std::vector<std::size_t> sizes;
+  if (!device_->api->cuFuncGetParamInfo) return sizes;
+  for (size_t index = 0;; ++index) {
+    size_t offset = 0, size = 0;
+    if (device_->api->cuFuncGetParamInfo(static_cast<CUfunction>(handle_), index, &offset, &size) != CUDA_SUCCESS) break;
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
 void Function::set_max_dynamic_shared_bytes(int bytes) const {
   if (bytes > device_->max_shared_per_block_optin) {
     throw Error(ErrorCode::launch_config,

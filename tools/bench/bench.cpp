@@ -1,0 +1,171 @@
+// kernc benchmarks on a GPU: bandwidth of contiguous elementwise and reduction kernels
+// against a device-to-device copy, per-call cost against raw cuLaunchKernel through the
+// same driver layer, cold compile against a raw compile of the same code, and warm-disk
+// first calls. Prints one table; see tools/bench/NOTES.md for what was measured when.
+// Usage: kernc_bench [--size N] [--repeat R]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kernc/kernels.hpp"
+
+using namespace kernc;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median milliseconds of `body` over `repeat` runs, timed with events on the default stream.
+template <class Body>
+double time_ms(const Device& device, int repeat, Body&& body) {
+  body();  // warm-up
+  device.synchronize();
+  std::vector<double> times;
+  Event start = device.create_event(), stop = device.create_event();
+  for (int r = 0; r < repeat; ++r) {
+    start.record();
+    body();
+    stop.record();
+    stop.synchronize();
+    times.push_back(stop.elapsed_ms_since(start));
+  }
+  return median(times);
+}
+
+double host_us(const std::chrono::steady_clock::time_point& start) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t n = 1ll << 28;  // 1 GiB of float32 per array
+  int repeat = 20;
+  for (int k = 1; k + 1 < argc; k += 2) {
+    if (!std::strcmp(argv[k], "--size")) n = std::atoll(argv[k + 1]);
+    if (!std::strcmp(argv[k], "--repeat")) repeat = std::atoi(argv[k + 1]);
+  }
+  if (!Device::available()) {
+    std::printf("kernc_bench: no usable GPU\n");
+    return 77;
+  }
+  try {
+    Engine& engine = Engine::global();
+    Device device = engine.device();
+    std::printf("device: %s (sm_%d, %d SMs); arrays of %lld float32 (%.2f GiB each)\n", device.name().c_str(),
+                device.compute_capability(), device.multiprocessors(), static_cast<long long>(n),
+                n * 4.0 / (1 << 30));
+    // Random-ish data generated on the device (never zeros).
+    RawKernel init("extern \"C\" __global__ void init(float* x, long long n, unsigned seed) {\n"
+                   "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) { unsigned h = (unsigned)i * 2654435761u ^ seed; x[i] = (h >> 8) * (1.0f / 16777216.0f) - 0.5f; }\n"
+                   "}\n",
+                   "init");
+    auto x = DeviceArray::empty(device, DType::float32, {n});
+    auto y = DeviceArray::empty(device, DType::float32, {n});
+    auto z = DeviceArray::empty(device, DType::float32, {n});
+    LaunchConfig fill;
+    fill.block[0] = 256;
+    fill.grid[0] = static_cast<unsigned>((n + 255) / 256);
+    init(fill, {x, n, 1u});
+    init(fill, {y, n, 2u});
+    device.synchronize();
+
+    const double bytes1 = n * 4.0;
+    double copy_ms = time_ms(device, repeat, [&] { device.copy_device(z.ref().data, x.ref().data, n * 4); });
+    double copy_tbs = 2 * bytes1 / copy_ms / 1e9;
+
+    ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy");
+    double saxpy_ms = time_ms(device, repeat, [&] { saxpy({2.0f, x, y}, {z}); });
+    double saxpy_tbs = 3 * bytes1 / saxpy_ms / 1e9;
+
+    ReductionKernel sum_sq("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_sq");
+    auto out = DeviceArray::empty(device, DType::float32, {});
+    double reduce_ms = time_ms(device, repeat, [&] { sum_sq({x}, std::nullopt, false, {out}); });
+    double reduce_tbs = bytes1 / reduce_ms / 1e9;
+
+    // Per-call cost: back-to-back launches of a tiny kernel, host time per call.
+    auto small_x = DeviceArray::empty(device, DType::float32, {1024});
+    auto small_z = DeviceArray::empty(device, DType::float32, {1024});
+    init(LaunchConfig{{4, 1, 1}, {256, 1, 1}, 0, {}}, {small_x, 1024LL, 3u});
+    const int calls = 20000;
+    saxpy({2.0f, small_x, small_x}, {small_z});
+    device.synchronize();
+    auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < calls; ++k) saxpy({2.0f, small_x, small_x}, {small_z});
+    device.synchronize();
+    double kernc_us = host_us(start) / calls;
+
+    RawKernel raw("extern \"C\" __global__ void raw_saxpy(float a, const float* x, const float* y, float* z, int n) {\n"
+                  "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = a * x[i] + y[i];\n}\n",
+                  "raw_saxpy");
+    Function raw_fn = raw.function();
+    float a = 2.0f;
+    std::uint64_t px = small_x.ref().data, pz = small_z.ref().data;
+    int small_n = 1024;
+    void* args[] = {&a, &px, &px, &pz, &small_n};
+    LaunchConfig small;
+    small.block[0] = 256;
+    small.grid[0] = 4;
+    raw_fn.launch(small, args);
+    device.synchronize();
+    start = std::chrono::steady_clock::now();
+    for (int k = 0; k < calls; ++k) raw_fn.launch(small, args);
+    device.synchronize();
+    double raw_us = host_us(start) / calls;
+
+    // Cold compile: a fresh kernel text (never cached) through kernc vs the raw program.
+    Config fresh = engine.config();
+    fresh.cache_dir.set((std::filesystem::temp_directory_path() / "kernc-bench-cache").string(), "bench");
+    std::filesystem::remove_all(fresh.cache_dir.value);
+    Engine cold(fresh);
+    CallOptions cold_options;
+    cold_options.engine = &cold;
+    std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    ElementwiseKernel fresh_saxpy("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y /*" + unique + "*/",
+                                  "saxpy");
+    start = std::chrono::steady_clock::now();
+    fresh_saxpy({2.0f, small_x, small_x}, {small_z}, cold_options);
+    device.synchronize();
+    double cold_first_ms = host_us(start) / 1000;
+    Program raw_program = raw.program();
+    raw_program.source += "/*" + unique + "*/";
+    auto raw_compile = cold.compiler(Backend::cuda).compile(raw_program, device.target());
+    CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
+    auto generated = cold.compiler(Backend::cuda).compile(fresh_saxpy.program(types, Layout{}), device.target());
+
+    // Warm disk: a new engine on the same cache directory, first call of the kernel.
+    Engine warm(fresh);
+    CallOptions warm_options;
+    warm_options.engine = &warm;
+    start = std::chrono::steady_clock::now();
+    fresh_saxpy({2.0f, small_x, small_x}, {small_z}, warm_options);
+    device.synchronize();
+    double warm_first_ms = host_us(start) / 1000;
+
+    std::printf("\n%-44s %12s %10s\n", "measure", "value", "vs ref");
+    std::printf("%-44s %9.3f TB/s %10s\n", "device copy (read+write)", copy_tbs, "1.00");
+    std::printf("%-44s %9.3f TB/s %9.2fx\n", "elementwise saxpy float32 (3 arrays)", saxpy_tbs, saxpy_tbs / copy_tbs);
+    std::printf("%-44s %9.3f TB/s %9.2fx\n", "reduction sum of squares float32 (read)", reduce_tbs, reduce_tbs / copy_tbs);
+    std::printf("%-44s %9.2f us %9.2fx\n", "elementwise call, host time per call", kernc_us, kernc_us / raw_us);
+    std::printf("%-44s %9.2f us %10s\n", "raw cuLaunchKernel per call (same driver)", raw_us, "1.00");
+    std::printf("%-44s %9.2f ms %9.2fx\n", "compile of generated saxpy (NVRTC only)", generated.compile_ms,
+                generated.compile_ms / raw_compile.compile_ms);
+    std::printf("%-44s %9.2f ms %10s\n", "compile of raw saxpy (NVRTC only)", raw_compile.compile_ms, "1.00");
+    std::printf("%-44s %9.2f ms %10s\n", "cold first call (compile+store+load+launch)", cold_first_ms, "");
+    std::printf("%-44s %9.3f ms %10s\n", "warm-disk first call (read+load+launch)", warm_first_ms, "");
+    return 0;
+  } catch (const Error& error) {
+    std::printf("kernc_bench: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The same measures as kernc_bench, with CuPy, for comparison in the same run.
+
+Usage: python3 tools/bench/cupy_bench.py [--size N] [--repeat R]
+"""
+import argparse
+import time
+
+import cupy as cp
+
+
+def median_ms(fn, repeat):
+    fn()
+    cp.cuda.Device().synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(repeat):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=1 << 28)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    n = args.size
+    x = cp.random.uniform(-0.5, 0.5, n, dtype=cp.float32)
+    y = cp.random.uniform(-0.5, 0.5, n, dtype=cp.float32)
+    z = cp.empty_like(x)
+    nbytes = n * 4.0
+
+    copy_ms = median_ms(lambda: z.__setitem__(Ellipsis, x), args.repeat)
+    saxpy = cp.ElementwiseKernel("T a, T x, T y", "T z", "z = a * x + y", "saxpy")
+    saxpy_ms = median_ms(lambda: saxpy(cp.float32(2.0), x, y, z), args.repeat)
+    sum_sq = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_sq")
+    reduce_ms = median_ms(lambda: sum_sq(x), args.repeat)
+    cub_ms = median_ms(lambda: cp.sum(x), args.repeat)
+
+    small_x = cp.random.uniform(-0.5, 0.5, 1024, dtype=cp.float32)
+    small_z = cp.empty_like(small_x)
+    calls = 20000
+    saxpy(cp.float32(2.0), small_x, small_x, small_z)
+    cp.cuda.Device().synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        saxpy(cp.float32(2.0), small_x, small_x, small_z)
+    cp.cuda.Device().synchronize()
+    call_us = (time.perf_counter() - start) / calls * 1e6
+
+    copy_tbs = 2 * nbytes / copy_ms / 1e9
+    print(f"cupy {cp.__version__}, {n} float32")
+    print(f"{'measure':44s} {'value':>12s} {'vs copy':>9s}")
+    print(f"{'device copy (read+write)':44s} {copy_tbs:9.3f} TB/s {1.0:8.2f}x")
+    print(f"{'ElementwiseKernel saxpy':44s} {3 * nbytes / saxpy_ms / 1e9:9.3f} TB/s {3 * nbytes / saxpy_ms / 1e9 / copy_tbs:8.2f}x")
+    print(f"{'ReductionKernel sum of squares':44s} {nbytes / reduce_ms / 1e9:9.3f} TB/s {nbytes / reduce_ms / 1e9 / copy_tbs:8.2f}x")
+    print(f"{'cupy.sum (CUB)':44s} {nbytes / cub_ms / 1e9:9.3f} TB/s {nbytes / cub_ms / 1e9 / copy_tbs:8.2f}x")
+    print(f"{'ElementwiseKernel call, host time per call':44s} {call_us:9.2f} us")
+
+
+if __name__ == "__main__":
+    main()
