@@ -53,6 +53,8 @@ class DeviceBuffer {
   std::shared_ptr<detail::DeviceState> device_;
   std::uint64_t address_ = 0;
   std::size_t size_ = 0;
+  bool stream_ordered_ = false;  // freed with cuMemFreeAsync on free_stream_
+  void* free_stream_ = nullptr;
 };
 
 /// A stream created by kernc; destroyed with the object. Move-only.
@@ -174,6 +176,10 @@ class Device {
   Target target() const;
 
   DeviceBuffer allocate(std::size_t bytes) const;
+  /// Scratch memory ordered on `stream` (cuMemAllocAsync): usable by work queued on it
+  /// and freed on it when the buffer goes, without waiting for the device. Falls back to
+  /// allocate() on drivers without memory pools.
+  DeviceBuffer allocate_on(StreamRef stream, std::size_t bytes) const;
   void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, StreamRef stream = {}) const;
   void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, StreamRef stream = {}) const;
   void copy_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, StreamRef stream = {}) const;

@@ -51,6 +51,28 @@ std::string variant_text(const CallTypes& types, const ResolvedTypes& resolved, 
   return fmt::format("{} {}", format_call_signature(shown), layout.str());
 }
 
+// The optional device headers a program needs: float16.cuh for half types, complex.cuh
+// for complex ones, each also when the user's own code names them. Leaving them out
+// keeps a plain float kernel's compile close to a raw NVRTC compile.
+std::string type_headers(const ResolvedTypes& resolved, const std::vector<const std::string*>& texts) {
+  bool half = false, complex = false;
+  auto note = [&](DType d) {
+    half = half || d == DType::float16 || d == DType::bfloat16;
+    complex = complex || is_complex(d);
+  };
+  for (DType d : resolved.inputs) note(d);
+  for (DType d : resolved.outputs) note(d);
+  for (const auto& [letter, d] : resolved.placeholders) note(d);
+  for (const std::string* text : texts) {
+    half = half || text->find("float16") != std::string::npos;
+    complex = complex || text->find("complex") != std::string::npos || text->find("kernc::") != std::string::npos;
+  }
+  std::string out;
+  if (half || complex) out += "#include \"kernc/float16.cuh\"\n";
+  if (complex) out += "#include \"kernc/complex.cuh\"\n";
+  return out;
+}
+
 Program make_program(const std::string& name, std::string source, const CompileOptions& options) {
   Program program;
   program.name = name + ".cu";
@@ -74,36 +96,55 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
                            const ResolvedTypes& resolved, const Layout& layout) {
   const auto& sig = definition.signature;
   const std::string& name = definition.name;
-  int rank = template_rank(layout);
-  std::string element_index = rank == 0 ? "i" : "_ind.get()";
-  std::string params, refs;
+  const int rank = template_rank(layout);
+  const bool contiguous = rank == 0;
+  // Contiguous: inputs are preloaded into _v_<name>[kUnroll] and bound from there (see
+  // templates/elementwise_contiguous.cu.in); otherwise bound through the multi-index.
+  const char* indent = contiguous ? "        " : "    ";
+  std::string params, refs, preload_decls, preload_loads;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
     bool scalar = is_scalar(types, k);
     params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
-    if (!scalar && !p.raw) {
-      refs += fmt::format("    const {}& {} = _raw_{}[{}];\n", c_type(p, resolved.inputs[k]), p.name, p.name, element_index);
+    if (scalar || p.raw) continue;
+    std::string type = c_type(p, resolved.inputs[k]);
+    if (contiguous) {
+      preload_decls += fmt::format("    {} _v_{}[kUnroll];\n", type, p.name);
+      preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[_j];\n", p.name, p.name);
+      refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
+    } else {
+      refs += fmt::format("{}const {}& {} = _raw_{}[_ind.get()];\n", indent, type, p.name, p.name);
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const auto& p = sig.out[k];
     params += param_decl(p, resolved.outputs[k], false, rank, layout);
-    if (!p.raw) refs += fmt::format("    {}& {} = _raw_{}[{}];\n", c_type(p, resolved.outputs[k]), p.name, p.name, element_index);
+    if (!p.raw) {
+      refs += fmt::format("{}{}& {} = _raw_{}[{}];\n", indent, c_type(p, resolved.outputs[k]), p.name, p.name,
+                          contiguous ? "i" : "_ind.get()");
+    }
   }
   const auto& o = definition.options;
   RenderValues values = {
       {"kernel_name", name},
       {"variant", variant_text(types, resolved, layout)},
+      {"type_headers", type_headers(resolved, {&definition.operation, &o.preamble, &o.loop_prep, &o.after_loop})},
       {"type_defs", type_defs(resolved)},
       {"preamble", wrap_snippet(name, "preamble", o.preamble)},
       {"params", params},
-      {"rank", std::to_string(rank)},
       {"index_type", index_type(layout)},
       {"loop_prep", wrap_snippet(name, "loop_prep", o.loop_prep)},
       {"element_refs", refs},
       {"operation", wrap_snippet(name, "operation", definition.operation, ";")},
       {"after_loop", wrap_snippet(name, "after_loop", o.after_loop)},
   };
+  if (contiguous) {
+    values["preload_decls"] = preload_decls;
+    values["preload_loads"] = preload_loads;
+    return make_program(name, render("elementwise_contiguous.cu.in", template_file("elementwise_contiguous.cu.in"), values),
+                        o.compile);
+  }
+  values["rank"] = std::to_string(rank);
   return make_program(name, render("elementwise.cu.in", template_file("elementwise.cu.in"), values), o.compile);
 }
 
@@ -116,14 +157,17 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   const auto& sig = definition.signature;
   const std::string& name = definition.name;
   int rank = template_rank(layout);
-  std::string params, input_refs, output_refs;
+  std::string params, input_refs, output_refs, preload_decls, preload_loads;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
     bool scalar = is_scalar(types, k);
     params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
     if (!scalar && !p.raw) {
-      input_refs += fmt::format("        const {}& {} = _raw_{}[_i * _reduce_size + _J];\n",
-                                c_type(p, resolved.inputs[k]), p.name, p.name);
+      // Preloaded kUnroll at a time (see templates/reduction.cu.in), then bound by name.
+      std::string type = c_type(p, resolved.inputs[k]);
+      preload_decls += fmt::format("        {} _v_{}[kUnroll];\n", type, p.name);
+      preload_loads += fmt::format("            _v_{}[_k] = _raw_{}[_i * _reduce_size + _j];\n", p.name, p.name);
+      input_refs += fmt::format("            const {}& {} = _v_{}[_k];\n", type, p.name, p.name);
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
@@ -142,8 +186,12 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   RenderValues values = {
       {"kernel_name", name},
       {"variant", variant_text(types, resolved, layout)},
+      {"type_headers", type_headers(resolved, {&definition.map_expr, &definition.reduce_expr, &definition.post_map_expr,
+                                               &definition.identity, &o.preamble, &reduce_type})},
       {"type_defs", type_defs(resolved)},
       {"reduce_type", reduce_type},
+      {"preload_decls", preload_decls},
+      {"preload_loads", preload_loads},
       {"preamble", wrap_snippet(name, "preamble", o.preamble)},
       {"has_identity", has_identity ? "true" : "false"},
       {"params", params},

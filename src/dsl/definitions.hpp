@@ -11,12 +11,15 @@
 
 namespace kernc::detail {
 
+/// (engine, layout class and device) — see function_key in src/kernels/call_support.hpp.
+using FunctionKey = std::pair<const Engine*, int>;
+
 /// What a call needs once its types are known: the resolution, and per (layout, device)
 /// the loaded kernel functions. Filled on first use, read on every later call.
 struct TypeEntry {
   ResolvedTypes resolved;
-  std::unordered_map<std::string, std::vector<Function>> functions;  // key: layout and device
-  std::unordered_map<std::string, std::size_t> reduce_type_sizes;    // reductions: sizeof(_type_reduce)
+  std::map<FunctionKey, std::vector<Function>> functions;
+  std::map<FunctionKey, std::size_t> reduce_type_sizes;  // reductions: sizeof(_type_reduce)
 };
 
 /// The per-kernel memo of TypeEntry by call types; guarded by its mutex.

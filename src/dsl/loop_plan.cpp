@@ -11,7 +11,7 @@
 namespace kernc::dsl {
 
 std::vector<std::int64_t> broadcast_shape(const std::vector<std::vector<std::int64_t>>& shapes,
-                                          const std::vector<std::string>& names) {
+                                          const std::vector<std::string_view>& names) {
   size_t rank = 0;
   for (const auto& shape : shapes) rank = std::max(rank, shape.size());
   std::vector<std::int64_t> out(rank, 1);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernc/array.hpp"
@@ -15,7 +16,7 @@ namespace kernc::dsl {
 /// The broadcast shape of `shapes` (NumPy rules); throws kernc::Error(invalid_argument)
 /// naming the two operands that disagree (`names` parallel to `shapes`).
 std::vector<std::int64_t> broadcast_shape(const std::vector<std::vector<std::int64_t>>& shapes,
-                                          const std::vector<std::string>& names);
+                                          const std::vector<std::string_view>& names);
 
 /// `array`'s strides over `shape` (which it must broadcast to): missing leading axes and
 /// broadcast axes get stride 0.

@@ -27,6 +27,12 @@ TypeEntry& type_entry(HandleTable& table, const std::string& key, Resolve&& reso
   return table.entries.emplace(key, std::move(entry)).first->second;
 }
 
+/// Names (engine, layout class, device ordinal) in the memo tables of the hot path: a
+/// kernel called through two engines loads through each (their caches differ).
+inline FunctionKey function_key(const Engine& engine, const Layout& layout, int device) {
+  return {&engine, ((static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0)) * 1024 + device};
+}
+
 /// Packs a scalar converted to `dtype`.
 void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
 

@@ -41,9 +41,9 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
     throw Error(ErrorCode::invalid_argument, fmt::format("{} has {} output(s); pass all of them or none, got {}", name,
                                                          sig.out.size(), outputs_in.size()));
   }
-  for (const auto& out : outputs_in) out.validate(fmt::format("{} output", name).c_str());
+  for (const auto& out : outputs_in) out.validate(name.c_str());
   for (const auto& in : inputs_in) {
-    if (in.is_array()) in.array().validate(fmt::format("{} input", name).c_str());
+    if (in.is_array()) in.array().validate(name.c_str());
   }
 
   Engine& engine = detail::engine_of(options);
@@ -53,7 +53,7 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
 
   // The loop shape: broadcast of the non-raw input arrays; outputs must match it.
   std::vector<std::vector<std::int64_t>> shapes;
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   bool any_raw = false;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     if (!inputs_in[k].is_array()) continue;
@@ -164,8 +164,10 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
     }
   }
   const std::int64_t max_blocks = static_cast<std::int64_t>(device.multiprocessors()) * 32;
+  // The contiguous kernel steps kUnroll (4) elements per thread: its last index may run
+  // 4 grid strides past the end, which 32-bit indexing must still hold.
   dsl::LoopPlan plan = dsl::plan_loop(shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                                      max_blocks * kBlock, extra);
+                                      max_blocks * kBlock * 4, extra);
   const int rank = plan.layout.kind == LayoutKind::contiguous ? 0
                    : plan.layout.kind == LayoutKind::strided  ? plan.layout.rank
                                                               : -1;
@@ -173,7 +175,7 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
   // The kernel function for this layout on this device: loaded once, then reused.
   Function function;
   {
-    std::string key = fmt::format("{}@{}", plan.layout.str(), device.ordinal());
+    const auto key = detail::function_key(engine, plan.layout, device.ordinal());
     std::unique_lock<std::mutex> lock(def.handles.mutex);
     auto found = entry.functions.find(key);
     if (found != entry.functions.end()) {
@@ -219,7 +221,9 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
 
   LaunchConfig config;
   config.block[0] = kBlock;
-  config.grid[0] = static_cast<unsigned>(std::min<std::int64_t>((plan.size + kBlock - 1) / kBlock, max_blocks));
+  // The contiguous kernel takes 4 elements per thread per step (kUnroll in its template).
+  const std::int64_t per_block = rank == 0 ? kBlock * 4 : kBlock;
+  config.grid[0] = static_cast<unsigned>(std::min<std::int64_t>((plan.size + per_block - 1) / per_block, max_blocks));
   config.stream = options.stream;
   function.launch(config, pack.pointers());
   return outputs;

@@ -1,5 +1,6 @@
 // Launching RawKernel and RawModule functions: loading per device and argument checks.
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 
@@ -143,15 +144,24 @@ void launch_checked(const Function& function, const std::optional<std::vector<De
 
 Engine::Loaded load_raw(RawState& state, const Program& program, const CallOptions& options) {
   Engine& engine = engine_of(options);
+  const auto key = std::make_pair(static_cast<const Engine*>(&engine), options.device);
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    auto found = state.loaded.find(options.device);
+    auto found = state.loaded.find(key);
     if (found != state.loaded.end()) return found->second;
   }
   Device device = engine.device(options.device);
   Engine::Loaded loaded = engine.load(program, device);
   std::lock_guard<std::mutex> lock(state.mutex);
-  return state.loaded.emplace(options.device, std::move(loaded)).first->second;
+  return state.loaded.emplace(key, std::move(loaded)).first->second;
+}
+
+// The declared parameters of `name`, parsed once per kernel object.
+std::optional<std::vector<DeclaredParam>> declared_once(RawState& state, const std::string& source, const std::string& name) {
+  std::lock_guard<std::mutex> lock(state.mutex);
+  auto found = state.declared.find(name);
+  if (found == state.declared.end()) found = state.declared.emplace(name, declared_params(source, name)).first;
+  return found->second;
 }
 
 }  // namespace
@@ -165,7 +175,7 @@ void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& a
   Function f = function(options);
   LaunchConfig c = config;
   if (!c.stream.handle) c.stream = options.stream;
-  detail::launch_checked(f, detail::declared_params(code_, name_), c, args);
+  detail::launch_checked(f, detail::declared_once(*state_, code_, name_), c, args);
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
@@ -187,7 +197,7 @@ void RawModule::launch(const std::string& function, const LaunchConfig& config, 
   if (!c.stream.handle) c.stream = options.stream;
   // Template instances have no readable declaration; their parameter sizes still are checked.
   bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
-  detail::launch_checked(f, is_expression ? std::nullopt : detail::declared_params(code_, function), c, args);
+  detail::launch_checked(f, is_expression ? std::nullopt : detail::declared_once(*state_, code_, function), c, args);
 }
 
 }  // namespace kernc

@@ -11,16 +11,18 @@
 
 namespace kernc::detail {
 
-struct RawState {
-  std::mutex mutex;
-  std::map<int, Engine::Loaded> loaded;  // by device ordinal
-};
-
 /// One parameter of a kernel as declared in its source.
 struct DeclaredParam {
   std::string text;
   bool pointer = false;
   std::optional<DType> dtype;  ///< for scalars whose C type kernc knows
+};
+
+struct RawState {
+  std::mutex mutex;
+  std::map<std::pair<const Engine*, int>, Engine::Loaded> loaded;  // by engine and device ordinal
+  /// Declared parameters by kernel name, read from the source once (not per launch).
+  std::map<std::string, std::optional<std::vector<DeclaredParam>>> declared;
 };
 
 /// The parameters of `__global__ void name(...)` in `source`, if it can be found and read.

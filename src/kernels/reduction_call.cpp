@@ -76,9 +76,9 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
                                                          sig.out.size(), outputs_in.size()));
   }
   for (const auto& in : inputs) {
-    if (in.is_array()) in.array().validate(fmt::format("{} input", name).c_str());
+    if (in.is_array()) in.array().validate(name.c_str());
   }
-  for (const auto& out : outputs_in) out.validate(fmt::format("{} output", name).c_str());
+  for (const auto& out : outputs_in) out.validate(name.c_str());
 
   Engine& engine = detail::engine_of(options);
   CallTypes types = detail::call_types(inputs, outputs_in, options.bindings);
@@ -87,7 +87,7 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
 
   // The reduced shape: broadcast of the non-raw input arrays.
   std::vector<std::vector<std::int64_t>> shapes;
-  std::vector<std::string> names;
+  std::vector<std::string_view> names;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     if (inputs[k].is_array() && !sig.in[k].raw) {
       shapes.push_back(inputs[k].array().shape);
@@ -201,7 +201,7 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
   // Kernel functions for this layout on this device (and the size of _type_reduce).
   Functions fns;
   {
-    std::string key = fmt::format("{}@{}", layout.str(), device.ordinal());
+    const auto key = detail::function_key(engine, layout, device.ordinal());
     std::unique_lock<std::mutex> lock(def.handles.mutex);
     auto found = entry.functions.find(key);
     if (found != entry.functions.end()) {
@@ -241,8 +241,9 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
   }
   DeviceBuffer partials, valid;
   if (splits > 1) {
-    partials = device.allocate(static_cast<std::size_t>(out_size * splits) * fns.reduce_type_size);
-    valid = device.allocate(static_cast<std::size_t>(out_size * splits));
+    // Stream-ordered: freed on the call's stream after the two kernels, without a wait.
+    partials = device.allocate_on(options.stream, static_cast<std::size_t>(out_size * splits) * fns.reduce_type_size);
+    valid = device.allocate_on(options.stream, static_cast<std::size_t>(out_size * splits));
   }
 
   auto pack_arguments = [&](std::int64_t group_value) {
@@ -303,8 +304,6 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
     finish.grid[1] = 1;
     auto finish_args = pack_arguments(finish_group);
     fns.finish.launch(finish, finish_args->pointers());
-    // The scratch buffers are freed when this call returns; cuMemFree waits for the
-    // device, so the kernels above have finished with them by then.
   }
   return outputs;
 }

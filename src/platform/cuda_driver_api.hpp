@@ -50,7 +50,7 @@
   X(cuEventElapsedTime)
 
 // Newer than the oldest driver kernc supports: capabilities, nullptr when absent.
-#define KERNC_CUDA_OPTIONAL(X) X(cuFuncGetParamInfo)
+#define KERNC_CUDA_OPTIONAL(X) X(cuFuncGetParamInfo) X(cuMemAllocAsync) X(cuMemFreeAsync)
 
 namespace kernc::platform {
 

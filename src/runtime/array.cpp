@@ -50,6 +50,7 @@ std::pair<std::uint64_t, std::uint64_t> ArrayRef::byte_range() const noexcept {
 }
 
 void ArrayRef::validate(const char* what) const {
+  // Called on every launch: format only when something is wrong.
   if (shape.size() != strides.size()) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: shape has {} dimensions but strides has {}", what,
                                                          shape.size(), strides.size()));

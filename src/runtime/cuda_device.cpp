@@ -139,6 +139,21 @@ DeviceBuffer Device::allocate(std::size_t bytes) const {
   return buffer;
 }
 
+DeviceBuffer Device::allocate_on(StreamRef stream, std::size_t bytes) const {
+  if (!state_->api->cuMemAllocAsync || !state_->api->cuMemFreeAsync || bytes == 0) return allocate(bytes);
+  state_->make_current();
+  DeviceBuffer buffer;
+  buffer.device_ = state_;
+  buffer.size_ = bytes;
+  CUdeviceptr address = 0;
+  state_->check(state_->api->cuMemAllocAsync(&address, bytes, static_cast<CUstream>(stream.handle)), "cuMemAllocAsync",
+                fmt::format("allocating {} bytes of scratch memory", bytes));
+  buffer.address_ = address;
+  buffer.stream_ordered_ = true;
+  buffer.free_stream_ = stream.handle;
+  return buffer;
+}
+
 void Device::copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, StreamRef stream) const {
   if (bytes == 0) return;
   state_->make_current();
@@ -224,7 +239,11 @@ bool Device::is_device_pointer(std::uint64_t address) const noexcept {
 // ---- handles ------------------------------------------------------------------------------
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : device_(std::move(other.device_)), address_(other.address_), size_(other.size_) {
+    : device_(std::move(other.device_)),
+      address_(other.address_),
+      size_(other.size_),
+      stream_ordered_(other.stream_ordered_),
+      free_stream_(other.free_stream_) {
   other.address_ = 0;
   other.size_ = 0;
 }
@@ -240,7 +259,12 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 DeviceBuffer::~DeviceBuffer() {
   if (address_ && device_) {
     device_->api->cuCtxSetCurrent(device_->context);
-    device_->api->cuMemFree(address_);  // CUDA_ERROR_DEINITIALIZED at exit is fine
+    // Errors (CUDA_ERROR_DEINITIALIZED at exit) are ignored: a destructor must not throw.
+    if (stream_ordered_) {
+      device_->api->cuMemFreeAsync(address_, static_cast<CUstream>(free_stream_));
+    } else {
+      device_->api->cuMemFree(address_);
+    }
   }
 }
 

@@ -8,16 +8,20 @@
 #include <cstring>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "kernc/error.hpp"
+
 namespace kernc::detail {
 
 class ParamPack {
  public:
-  ParamPack() { bytes_.reserve(2048); }
+  ParamPack() = default;
 
   /// Starts a parameter whose alignment is `align`.
   void begin(std::size_t align) {
     pad_to(align);
-    offsets_.push_back(bytes_.size());
+    offsets_.push_back(size_);
   }
   template <class T>
   void field(T value) {
@@ -31,20 +35,24 @@ class ParamPack {
   /// A pointer per parameter, valid until the pack changes.
   void** pointers() {
     pointers_.clear();
-    for (auto offset : offsets_) pointers_.push_back(bytes_.data() + offset);
+    for (auto offset : offsets_) pointers_.push_back(bytes_ + offset);
     return pointers_.data();
   }
 
  private:
-  void pad_to(std::size_t align) {
-    while (bytes_.size() % align) bytes_.push_back(0);
-  }
+  void pad_to(std::size_t align) { size_ = (size_ + align - 1) / align * align; }
   void append(const void* data, std::size_t size) {
-    auto at = bytes_.size();
-    bytes_.resize(at + size);
-    std::memcpy(bytes_.data() + at, data, size);
+    if (size_ + size > sizeof bytes_) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel parameters need more than {} bytes (too many array parameters)", sizeof bytes_));
+    }
+    std::memcpy(bytes_ + size_, data, size);
+    size_ += size;
   }
-  std::vector<unsigned char> bytes_;
+  // Inline storage: packing allocates nothing on the hot path. The driver accepts at most
+  // 32764 bytes of parameters; 8 KiB holds 29 run-time-rank views with 64-bit indices.
+  alignas(16) unsigned char bytes_[8192];  // not zeroed: only written bytes and padding reach the driver
+  std::size_t size_ = 0;
   std::vector<std::size_t> offsets_;
   std::vector<void*> pointers_;
 };

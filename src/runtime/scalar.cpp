@@ -66,11 +66,14 @@ float bfloat16_to_float(std::uint16_t bits) noexcept {
 }
 
 Scalar Scalar::of(DType dtype, double value) {
-  Scalar s(value);
-  s.dtype = dtype;
   if (is_integer(dtype) || dtype == DType::bool_) {
     throw Error(ErrorCode::invalid_argument, "Scalar::of is for float16 and bfloat16; use the C++ integer types");
   }
+  Scalar s(value);
+  s.dtype = dtype;
+  // A half-precision scalar holds a half-precision value, whatever it is converted to later.
+  if (dtype == DType::float16) s.real = half_to_float(float_to_half(static_cast<float>(value)));
+  if (dtype == DType::bfloat16) s.real = bfloat16_to_float(float_to_bfloat16(static_cast<float>(value)));
   return s;
 }
 
