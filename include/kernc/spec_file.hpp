@@ -51,7 +51,8 @@ std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const Cal
 
 /// What happened to one (variant, target) in precompile.
 struct PrecompileEvent {
-  const SpecVariant* variant = nullptr;
+  std::string kernel;       ///< the variant's kernel name
+  std::string description;  ///< the variant's description (signature and layout, or kind)
   Target target = Target::parse("sm_80");
   CacheOutcome outcome = CacheOutcome::compiled;
   bool failed = false;

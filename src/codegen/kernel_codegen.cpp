@@ -98,7 +98,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   const std::string& name = definition.name;
   const int rank = template_rank(layout);
   const bool contiguous = rank == 0;
-  // Contiguous: inputs are preloaded into _v_<name>[kUnroll] and bound from there (see
+  // Contiguous: inputs are preloaded into _v_<name>[_kUnroll] and bound from there (see
   // templates/elementwise_contiguous.cu.in); otherwise bound through the multi-index.
   const char* indent = contiguous ? "        " : "    ";
   std::string params, refs, preload_decls, preload_loads;
@@ -109,7 +109,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
     if (contiguous) {
-      preload_decls += fmt::format("    {} _v_{}[kUnroll];\n", type, p.name);
+      preload_decls += fmt::format("    {} _v_{}[_kUnroll];\n", type, p.name);
       preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[_j];\n", p.name, p.name);
       refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
     } else {
@@ -165,7 +165,7 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
     if (!scalar && !p.raw) {
       // Preloaded kUnroll at a time (see templates/reduction.cu.in), then bound by name.
       std::string type = c_type(p, resolved.inputs[k]);
-      preload_decls += fmt::format("        {} _v_{}[kUnroll];\n", type, p.name);
+      preload_decls += fmt::format("        {} _v_{}[_kUnroll];\n", type, p.name);
       preload_loads += fmt::format("            _v_{}[_k] = _raw_{}[_i * _reduce_size + _j];\n", p.name, p.name);
       input_refs += fmt::format("            const {}& {} = _v_{}[_k];\n", type, p.name, p.name);
     }

@@ -54,6 +54,15 @@ void check_param_name(std::string_view name, std::string_view param, std::string
   if (is_cpp_keyword(name)) {
     throw bad(fmt::format("{}: \"{}\": \"{}\" is a C++ keyword and cannot name a parameter", which, param, name));
   }
+  // Names the generated code uses unqualified: a parameter must not hide them.
+  static const char* kBuiltins[] = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "kernc"};
+  for (const char* builtin : kBuiltins) {
+    if (name == builtin) {
+      throw bad(fmt::format("{}: \"{}\": \"{}\" is reserved: it names a CUDA built-in or kernc's "
+                            "namespace, which the generated code uses",
+                            which, param, name));
+    }
+  }
 }
 
 Param parse_one(std::string_view text, std::string_view which, bool output) {

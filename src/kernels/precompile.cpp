@@ -35,10 +35,11 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
   auto worker = [&] {
     for (std::size_t k = next++; k < work.size(); k = next++) {
       PrecompileEvent event;
-      event.variant = work[k].variant;
+      event.kernel = work[k].variant->kernel;
+      event.description = work[k].variant->description;
       event.target = *work[k].target;
       try {
-        auto result = cache.get_or_compile(event.variant->program, event.target, compiler_for(event.target.backend()));
+        auto result = cache.get_or_compile(work[k].variant->program, event.target, compiler_for(event.target.backend()));
         event.outcome = result.outcome;
         event.key = result.key;
         event.elapsed_ms = result.elapsed_ms;

@@ -15,7 +15,7 @@ namespace kernc {
 
 namespace {
 
-constexpr std::int64_t kBlock = 256;  // templates/reduction.cu.in kReduceBlock
+constexpr std::int64_t kBlock = 256;  // templates/reduction.cu.in _kReduceBlock
 
 std::int64_t pow2_at_least(std::int64_t n) {
   std::int64_t p = 1;

@@ -16,6 +16,18 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, 
   if (definition->signature.out.empty()) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: a ReductionKernel needs at least one output", name));
   }
+  // The generated code binds the reduced values as a and b (CuPy's names in reduce_expr
+  // and post_map_expr); a parameter of that name would clash with them.
+  for (const auto* list : {&definition->signature.in, &definition->signature.out}) {
+    for (const auto& p : *list) {
+      if (p.name == "a" || p.name == "b") {
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("{}: \"{}\": the names a and b are reserved in a ReductionKernel (they are the values "
+                                "reduce_expr combines)",
+                                name, p.text));
+      }
+    }
+  }
   auto require = [&name](const std::string& text, const char* what) {
     if (text.find_first_not_of(" \t\n") == std::string::npos) {
       throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} is empty", name, what));

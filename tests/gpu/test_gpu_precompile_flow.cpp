@@ -34,7 +34,7 @@ TEST_CASE("precompile of examples/kernels.json serves saxpy, sum_of_squares and 
                  jobs);
   std::string failures;
   for (const auto& failure : summary.failures) {
-    failures += "\n  " + failure.variant->kernel + " " + failure.variant->description + ": " +
+    failures += "\n  " + failure.kernel + " " + failure.description + ": " +
                 (failure.error ? failure.error->what() : "?");
   }
   CHECK_MESSAGE(summary.failed == 0, summary.failed << " variant(s) failed:" << failures);

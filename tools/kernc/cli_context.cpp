@@ -13,6 +13,9 @@ int exit_code_for(const Error& error) {
     case ErrorCode::compiler_api: return kExitEnvironment;
     case ErrorCode::io: return kExitIo;
     case ErrorCode::not_found: return kExitNotFound;
+    case ErrorCode::no_device: return kExitNoGpu;
+    case ErrorCode::driver:
+    case ErrorCode::launch_config: return kExitEnvironment;
   }
   return kExitInternal;
 }

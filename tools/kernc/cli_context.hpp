@@ -73,6 +73,7 @@ Subcommand setup_compile(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_cache(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_info(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global);
+Subcommand setup_run(CLI::App& app, const GlobalOptions& global);
 
 /// Runs precompile for a spec file (shared by `precompile` and `compile SPEC.json`).
 int run_precompile_spec(const std::string& spec_path, const std::string& target_list, unsigned jobs, bool list,

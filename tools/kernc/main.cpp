@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   add_global_options(app, global);
   std::vector<Subcommand> subcommands = {setup_compile(app, global), setup_cache(app, global), setup_info(app, global),
-                                          setup_precompile(app, global)};
+                                          setup_precompile(app, global), setup_run(app, global)};
 
   try {
     app.parse(argc, argv);

@@ -32,9 +32,9 @@ struct PrecompileCommandOptions {
 void print_failure(const PrecompileEvent& event, std::set<std::string>& seen) {
   const Error& error = *event.error;
   const auto* failure = error.compile_failure();
-  std::string identity = fmt::format("{}|{}|{}", event.variant->kernel, event.target.str(), failure ? failure->log : error.what());
+  std::string identity = fmt::format("{}|{}|{}", event.kernel, event.target.str(), failure ? failure->log : error.what());
   if (!seen.insert(identity).second) return;
-  fmt::print(stderr, "kernc: error: kernel {} ({}) for {}: {}\n", event.variant->kernel, event.variant->description,
+  fmt::print(stderr, "kernc: error: kernel {} ({}) for {}: {}\n", event.kernel, event.description,
              event.target.str(), error.what());
   if (failure) fmt::print(stderr, "{}\n", failure->log);
 }
@@ -77,7 +77,7 @@ int run_precompile_spec(const std::string& spec_path, const std::string& target_
                               }
                               if (progress) {
                                 fmt::print("\r\033[K[{}/{}] {} {} {}", done, total, event.target.str(),
-                                           event.variant->kernel, event.variant->description);
+                                           event.kernel, event.description);
                                 std::fflush(stdout);
                               }
                             });

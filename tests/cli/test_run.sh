@@ -1,0 +1,225 @@
+# Black-box tests of `kernc run`: the command line is checked before the GPU is touched
+# (usage errors exit 2, unreadable files 4, on any machine); without a usable GPU the
+# command exits 7; with one (`kernc info` lists a GPU) the results are checked against
+# NumPy where a python3 with numpy is found, and against values known in advance otherwise.
+# Usage: bash test_run.sh PATH_TO_KERNC [PROJECT_SOURCE_DIR]
+
+# shellcheck source=tests/cli/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+SPEC="${SOURCE_DIR:-$(dirname "${BASH_SOURCE[0]}")/../..}/examples/kernels.json"
+SPEC=$(realpath -- "$SPEC")
+
+# A python3 that imports numpy: the one on PATH, else Debian's (python3-numpy), which a
+# pyenv or virtualenv python3 on PATH does not see.
+NUMPY_PYTHON=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c 'import numpy' >/dev/null 2>&1; then
+    NUMPY_PYTHON=$candidate
+    break
+  fi
+done
+
+# np_check SCRIPT ARGS...: runs a Python snippet with numpy as np and sys imported; fails the
+# test unless it exits 0 (a failed assert prints its message).
+np_check() {
+  CHECKS=$((CHECKS + 1))
+  local script=$1 output status=0
+  shift
+  output=$("$NUMPY_PYTHON" -c "import sys, numpy as np
+$script" "$@" 2>&1) || status=$?
+  [[ $status -eq 0 ]] || test_failed "numpy check failed: $output"
+}
+
+saxpy_args=(--kernel saxpy --in a=2.0 --in x=random:1000:float32 --in y=random:1000:float32)
+
+# ---------------------------------------------------------------------------------------------
+TEST "usage errors exit 2 before any GPU is needed"
+# A driver that cannot load: a GPU problem must not hide a usage error.
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 2 kernc run "$SPEC" --kernel no_such_kernel
+expect_contains "$ERR" "no kernel named no_such_kernel"
+expect_contains "$ERR" "saxpy, clip_add, sum_of_squares"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in q=1 --in x=ones:3:float32 --in y=ones:3:float32
+expect_contains "$ERR" "kernel saxpy has no parameter named q (T a, T x, T y -> T z)"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0
+expect_contains "$ERR" "kernel saxpy needs --in NAME=SOURCE for x, y"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in a=3.0 --in x=ones:3:float32 --in y=ones:3:float32
+expect_contains "$ERR" "--in a is given twice"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in x
+expect_contains "$ERR" "expected NAME=SOURCE"
+expect_exit 2 kernc run "$SPEC"
+expect_contains "$ERR" "--kernel is required"
+expect_not_contains "$ERR" "no usable NVIDIA GPU"
+
+TEST "malformed sources exit 2 and say what was expected"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+for source in random:1000 random:1000:float33 random:10x:float32 random:ax3:float32 random:-5:float32 \
+  random:5:float32:seed random:5:float32:1:2 arange:5 zeros:5:int32:7 ones::float32 abc 3.5:float99 \
+  300:int8 -1:uint8 2.5:int32 1+2j:float32 2:bool; do
+  expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in "x=$source" --in y=ones:5:float32
+  expect_contains "$ERR" "--in x=$source"
+done
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:1000 --in y=ones:5:float32
+expect_contains "$ERR" "expected random:SHAPE:DTYPE or random:SHAPE:DTYPE:SEED"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:5:float33 --in y=ones:5:float32
+expect_contains "$ERR" 'unknown dtype "float33"'
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=abc --in x=ones:5:float32 --in y=ones:5:float32
+expect_contains "$ERR" "random:SHAPE:DTYPE[:SEED]"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=300:int8 --in x=ones:5:float32 --in y=ones:5:float32
+expect_contains "$ERR" "300 is out of the range of int8 (-128 to 127)"
+
+TEST "types and options that do not fit the kernel exit 2"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float64
+expect_contains "$ERR" "type placeholder T is float32 (from x) but y is an array of float64"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --axis 1
+expect_contains "$ERR" "--axis is for reduction kernels; kernel saxpy is elementwise"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --grid 4
+expect_contains "$ERR" "--grid is for raw kernels"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --out q=q.npy
+expect_contains "$ERR" "q is neither an output nor an array input of kernel saxpy"
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --in x=ones:5:float32 --axis 1,x
+expect_contains "$ERR" '--axis "1,x"'
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --in x=ones:4x2:float32 --axis 2
+expect_contains "$ERR" "axis 2 is out of range for the 2 dimension(s) of the inputs (4, 2)"
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --in x=ones:4x2:float32 --axis 1,-1
+expect_contains "$ERR" "axis -1 is repeated"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=1 --in x=ones:4:float32 --in y=ones:3:float32
+expect_contains "$ERR" "kernel saxpy: shapes do not broadcast"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=1 --in x=ones:4:float32 --in y=ones:4:float32 --in z=ones:2x4:float32
+expect_contains "$ERR" "output z has shape (2, 4) but the inputs broadcast to (4,)"
+expect_exit 2 kernc run "$SPEC" --kernel clip_add --in x=ones:4:int32 --in bias=ones:3:int32 --in lo=0 --in hi=1 \
+  --in y=zeros:4:int32 --out y
+expect_contains "$ERR" "expected NAME=FILE.npy"
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=zeros:10:float32 --in value=2.5
+expect_contains "$ERR" "fill(float* out, float value, long long n) needs --in NAME=SOURCE for n"
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=2.5 --in value=zeros:10:float32 --in n=10
+expect_contains "$ERR" 'parameter "float* out" is a pointer but out is a scalar'
+expect_exit 2 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg 2.5
+expect_contains "$ERR" "takes 3 argument(s), 2 given with --arg"
+expect_exit 2 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --in value=2.5
+expect_contains "$ERR" "not both"
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=zeros:10:float32 --in value=2.5 --in n=10 --block 0
+expect_contains "$ERR" '--block "0"'
+expect_exit 2 kernc run "$SPEC" --kernel scaling --arg 1
+expect_contains "$ERR" "name the function to launch with --function NAME (name expressions: axpby<float>"
+
+# ---------------------------------------------------------------------------------------------
+TEST "a .npy input that cannot be read exits 4; a malformed one exits 2"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 4 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=missing.npy --in y=ones:5:float32
+expect_contains "$ERR" "missing.npy"
+printf 'not a numpy file' >bad.npy
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=bad.npy --in y=ones:5:float32
+expect_contains "$ERR" "bad.npy: not a usable .npy file"
+
+TEST "without a usable driver, run exits 7 with one line saying why"
+expect_exit 7 env KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1 "$KERNC" run "$SPEC" "${saxpy_args[@]}" --out z=z.npy
+expect_contains "$ERR" "kernc: run: no usable NVIDIA GPU/driver found: "
+expect_contains "$ERR" "/nonexistent/libcuda.so.1"
+expect_equal "$(wc -l <"$ERR")" 1 "lines on stderr"
+expect_file_missing z.npy
+
+# ---------------------------------------------------------------------------------------------
+TEST "find out whether this machine has a GPU"
+HAVE_GPU=0
+expect_exit 0 kernc info --format json
+if [[ $(json_eval "$OUT" 'd["cuda_driver"]["available"] and len(d["cuda_driver"]["gpus"]) > 0') == true ]]; then
+  HAVE_GPU=1
+  echo "    GPU found: $(json_eval "$OUT" 'd["cuda_driver"]["gpus"][0]["name"]'); running the GPU checks"
+else
+  echo "    no GPU: $(json_eval "$OUT" '(d["cuda_driver"].get("problem") or "no GPU listed").splitlines()[0]')"
+fi
+
+if [[ $HAVE_GPU -eq 0 ]]; then
+  TEST "saxpy on a machine without a GPU exits 7"
+  expect_exit 7 kernc run "$SPEC" "${saxpy_args[@]}"
+  expect_contains "$ERR" "no usable NVIDIA GPU/driver found"
+  expect_equal "$(wc -l <"$ERR")" 1 "lines on stderr"
+  finish
+fi
+
+# ---------------------------------------------------------------------------------------------
+# With a GPU.
+
+TEST "a GPU ordinal that does not exist exits 7"
+expect_exit 7 kernc run "$SPEC" "${saxpy_args[@]}" --device 99
+expect_contains "$ERR" "no GPU with ordinal 99"
+
+TEST "saxpy on arange and ones gives 2k + 1"
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32 --print
+expect_match "$OUT" '^kernel +saxpy \(elementwise\) on GPU 0: '
+expect_match "$OUT" '^input +x = float32 \(5,\) arange:5:float32$'
+expect_match "$OUT" '^compile +compiled 1 program'
+expect_match "$OUT" '^output +z = float32 \(5,\) +min 1\.0 max 9\.0 mean 5\.0 '
+expect_contains "$OUT" "[1.0, 3.0, 5.0, 7.0, 9.0]"
+# The same program again: a disk cache hit in a new process.
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32
+expect_match "$OUT" '^compile +1 disk cache hit'
+
+TEST "random sources print their seed, and the seed makes the same data"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --in x=random:1000:float32
+seed_source=$(sed -nE 's/^input +x = float32 \(1000,\) (random:1000:float32:[0-9]+)$/\1/p' "$OUT" | head -n 1)
+[[ -n $seed_source ]] || test_failed "no seeded source printed"
+first=$(grep '^output' "$OUT")
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --in "x=$seed_source"
+expect_equal "$(grep '^output' "$OUT")" "$first" "the output for $seed_source"
+
+TEST "fill, a raw kernel, by parameter name and in order"
+expect_exit 0 kernc run "$SPEC" --kernel fill --in out=zeros:10:float32 --in value=2.5 --in n=10 --print
+expect_match "$OUT" '^input +value = 2\.5 \(float64 scalar\) as float32$'
+expect_contains "$OUT" "[2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5]"
+expect_exit 0 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg=-1.5 --arg 4 --print
+expect_contains "$OUT" "[-1.5, -1.5, -1.5, -1.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"
+
+TEST "--repeat prints the kernel time and the effective bandwidth"
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:1000000:float32 \
+  --in y=random:1000000:float32 --repeat 5
+expect_match "$OUT" '^time +median [0-9.]+ (us|ms), min [0-9.]+ (us|ms) over 5 launch\(es\) after 1 warm-up; [0-9.]+ GB/s effective \(12\.00 MB '
+
+if [[ -z $NUMPY_PYTHON ]]; then
+  echo "    (skipped the comparisons with NumPy: no python3 with numpy; Debian: apt-get install python3-numpy)"
+  finish
+fi
+
+TEST "saxpy on .npy inputs written by NumPy matches NumPy"
+np_check 'rng = np.random.default_rng(7)
+np.save("x.npy", rng.uniform(-1, 1, 100001).astype(np.float32))
+np.save("y.npy", rng.uniform(-1, 1, 100001).astype(np.float32))'
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=x.npy --in y=y.npy --out z=z.npy
+expect_match "$OUT" '^output +z = float32 \(100001,\) written to z\.npy$'
+np_check 'x, y, z = np.load("x.npy"), np.load("y.npy"), np.load("z.npy")
+assert z.dtype == np.float32 and z.shape == (100001,), (z.dtype, z.shape)
+err = np.max(np.abs(z.astype(np.float64) - (2.0 * x.astype(np.float64) + y)))
+assert err <= 1e-6, f"max error {err}"'
+
+TEST "saxpy on a Fortran-order .npy matches NumPy"
+np_check 'np.save("x.npy", np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4) / 7))'
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=-3 --in x=x.npy --in y=ones:3x4:float64 --out z=z.npy
+expect_contains "$OUT" "(Fortran order, made C order)"
+np_check 'x, z = np.load("x.npy"), np.load("z.npy")
+assert z.shape == (3, 4) and np.allclose(z, -3 * x + 1, rtol=0, atol=1e-12), z'
+
+TEST "sum_of_squares over axis 1 of random:64x1000:float32 matches NumPy"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --in x=random:64x1000:float32 --axis 1 --out x=x.npy \
+  --out y=y.npy
+np_check 'x, y = np.load("x.npy"), np.load("y.npy")
+assert x.shape == (64, 1000) and x.dtype == np.float32 and -1 <= x.min() and x.max() < 1, (x.shape, x.dtype)
+assert y.shape == (64,) and y.dtype == np.float32, (y.shape, y.dtype)
+ref = (x.astype(np.float64) ** 2).sum(axis=1)
+assert np.allclose(y, ref, rtol=1e-5, atol=0), np.max(np.abs(y - ref) / ref)'
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --in x=x.npy --axis 1 --keepdims --out y=y.npy
+np_check 'y = np.load("y.npy")
+assert y.shape == (64, 1), y.shape'
+
+TEST "energy of a complex64 .npy input matches NumPy"
+np_check 'rng = np.random.default_rng(3)
+np.save("c.npy", (rng.uniform(-1, 1, 5000) + 1j * rng.uniform(-1, 1, 5000)).astype(np.complex64))'
+expect_exit 0 kernc run "$SPEC" --kernel energy --in x=c.npy --out y=e.npy
+np_check 'c, e = np.load("c.npy"), np.load("e.npy")
+assert e.shape == () and e.dtype == np.float32, (e.shape, e.dtype)
+ref = np.sum(np.abs(c.astype(np.complex128)) ** 2)
+assert abs(e - ref) <= 1e-4 * ref, (e, ref)'
+
+finish
