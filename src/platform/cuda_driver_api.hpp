@@ -50,7 +50,12 @@
   X(cuEventElapsedTime)
 
 // Newer than the oldest driver kernc supports: capabilities, nullptr when absent.
-#define KERNC_CUDA_OPTIONAL(X) X(cuFuncGetParamInfo) X(cuMemAllocAsync) X(cuMemFreeAsync)
+#define KERNC_CUDA_OPTIONAL(X) \
+  X(cuFuncGetParamInfo)         \
+  X(cuMemAllocAsync)            \
+  X(cuMemFreeAsync)             \
+  X(cuDeviceGetDefaultMemPool)  \
+  X(cuMemPoolSetAttribute)
 
 namespace kernc::platform {
 

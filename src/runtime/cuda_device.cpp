@@ -103,6 +103,16 @@ Device Device::get(int ordinal, const std::string& driver_library) {
   state->max_block[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
   state->max_block[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
   state->check(api->cuDevicePrimaryCtxRetain(&state->context, state->device), "cuDevicePrimaryCtxRetain");
+  // Scratch memory (allocate_on) comes from the default pool; by default the pool hands
+  // freed memory back to the system at every synchronisation, so each reduction would map
+  // its scratch anew. Keep it instead (the standard advice for stream-ordered allocation).
+  if (api->cuDeviceGetDefaultMemPool && api->cuMemPoolSetAttribute) {
+    CUmemoryPool pool = nullptr;
+    if (api->cuDeviceGetDefaultMemPool(&pool, state->device) == CUDA_SUCCESS) {
+      cuuint64_t keep = ~cuuint64_t{0};
+      api->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+    }
+  }
   r.devices[ordinal] = state;
   Device device;
   device.state_ = std::move(state);
