@@ -1,0 +1,107 @@
+// The host side of an elementwise call: NumPy broadcasting, dimension collapsing and the
+// layout class that picks the generated program (src/dsl/loop_plan.hpp).
+
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "dsl/loop_plan.hpp"
+#include "kernc/error.hpp"
+
+using kernc::ArrayRef;
+using kernc::DType;
+using kernc::LayoutKind;
+using kernc::dsl::broadcast_shape;
+using kernc::dsl::broadcast_strides;
+using kernc::dsl::plan_loop;
+using Shape = std::vector<std::int64_t>;
+
+namespace {
+const std::int64_t kThreads = 132 * 32 * 256;  // a full grid of an H200-sized launch
+
+ArrayRef array(Shape shape, DType dtype = DType::float32) { return ArrayRef::contiguous(std::uint64_t{4096}, dtype, std::move(shape)); }
+}  // namespace
+
+TEST_CASE("dsl::broadcast_shape follows NumPy's rules") {
+  CHECK(broadcast_shape({{5, 1, 7}, {3, 1}}, {"a", "b"}) == Shape{5, 3, 7});
+  CHECK(broadcast_shape({{4}, {}}, {"a", "b"}) == Shape{4});
+  CHECK(broadcast_shape({{2, 0}, {1, 0}}, {"a", "b"}) == Shape{2, 0});
+  CHECK(broadcast_shape({{1}, {1, 1}}, {"a", "b"}) == Shape{1, 1});
+  try {
+    broadcast_shape({{4, 3}, {4}}, {"x", "y"});
+    FAIL("expected an error");
+  } catch (const kernc::Error& error) {
+    CHECK(error.code() == kernc::ErrorCode::invalid_argument);
+    std::string message = error.what();
+    CHECK(message.find("x has shape [4, 3]") != std::string::npos);
+    CHECK(message.find("y has shape [4]") != std::string::npos);
+  }
+}
+
+TEST_CASE("dsl::broadcast_strides gives broadcast and missing axes stride 0") {
+  ArrayRef a = array({3, 1});
+  CHECK(broadcast_strides(a, {5, 3, 7}) == Shape{0, 4, 0});
+  CHECK(broadcast_strides(array({7}), {5, 3, 7}) == Shape{0, 0, 4});
+}
+
+TEST_CASE("dsl::plan_loop classifies layouts") {
+  SUBCASE("contiguous arrays of one shape collapse to a flat loop") {
+    Shape shape{4, 5, 6};
+    auto plan = plan_loop(shape, {broadcast_strides(array(shape), shape), broadcast_strides(array(shape), shape)}, {4, 4},
+                          true, kThreads, 0);
+    CHECK(plan.layout.kind == LayoutKind::contiguous);
+    CHECK(plan.shape == Shape{120});
+    CHECK(plan.size == 120);
+    CHECK_FALSE(plan.layout.index64);
+  }
+  SUBCASE("without collapsing, the same arrays keep their rank") {
+    Shape shape{4, 5, 6};
+    auto plan = plan_loop(shape, {broadcast_strides(array(shape), shape)}, {4}, false, kThreads, 0);
+    CHECK(plan.layout.kind == LayoutKind::strided);
+    CHECK(plan.layout.rank == 3);
+  }
+  SUBCASE("a transposed input makes a strided rank-2 loop") {
+    ArrayRef t = array({6, 4}).transposed();  // shape (4, 6), strides (4, 16)
+    Shape shape{4, 6};
+    auto plan = plan_loop(shape, {broadcast_strides(t, shape), broadcast_strides(array(shape), shape)}, {4, 4}, true,
+                          kThreads, 0);
+    CHECK(plan.layout.kind == LayoutKind::strided);
+    CHECK(plan.layout.rank == 2);
+    CHECK(plan.strides[0] == Shape{4, 16});
+    CHECK(plan.strides[1] == Shape{24, 4});
+  }
+  SUBCASE("a broadcast input is not contiguous") {
+    Shape shape{3, 7};
+    auto plan = plan_loop(shape, {broadcast_strides(array({7}), shape), broadcast_strides(array(shape), shape)}, {4, 4},
+                          true, kThreads, 0);
+    CHECK(plan.layout.kind == LayoutKind::strided);
+    CHECK(plan.layout.rank == 2);
+  }
+  SUBCASE("a reversed 1-D array is strided rank 1 with a negative stride") {
+    ArrayRef r = array({9}).sliced(0, 8, -10, -1);
+    auto plan = plan_loop({9}, {broadcast_strides(r, {9})}, {4}, true, kThreads, 0);
+    CHECK(plan.layout.kind == LayoutKind::strided);
+    CHECK(plan.strides[0] == Shape{-4});
+  }
+  SUBCASE("extent-1 axes are dropped and high ranks go generic") {
+    ArrayRef a = array({2, 1, 3, 1, 2, 2, 2, 2});
+    std::vector<int> reversed = {7, 6, 5, 4, 3, 2, 1, 0};
+    ArrayRef t = a.transposed(reversed);
+    auto plan = plan_loop(t.shape, {broadcast_strides(t, t.shape)}, {4}, true, kThreads, 0);
+    CHECK(plan.shape.size() == 6);
+    CHECK(plan.layout.kind == LayoutKind::generic);
+  }
+  SUBCASE("64-bit indexing past 2^31 elements, or when byte offsets pass it") {
+    Shape big{std::int64_t{1} << 31};
+    auto plan = plan_loop(big, {broadcast_strides(array(big, DType::int8), big)}, {1}, true, kThreads, 0);
+    CHECK(plan.layout.index64);
+    Shape mid{std::int64_t{1} << 29};  // 2^29 float64: 4 GiB of byte offsets
+    auto wide = plan_loop(mid, {broadcast_strides(array(mid, DType::float64), mid)}, {8}, true, kThreads, 0);
+    CHECK(wide.layout.index64);
+    auto narrow = plan_loop({1000}, {broadcast_strides(array({1000}), {1000})}, {4}, true, kThreads, 0);
+    CHECK_FALSE(narrow.layout.index64);
+    auto raw_wide = plan_loop({1000}, {broadcast_strides(array({1000}), {1000})}, {4}, true, kThreads,
+                              std::int64_t{3} << 30);
+    CHECK(raw_wide.layout.index64);
+  }
+}
