@@ -32,6 +32,9 @@ struct Config {
   Setting<std::string> hiprtc_library;
   Setting<std::string> cuda_home;
   Setting<std::string> cuda_driver_library;
+  /// Which runtime launches kernels: "cuda" (default) or "hip" (KERNC_RUNTIME; HIP is
+  /// compile-tested only). HIP loads libamdhip64 (KERNC_HIPRTC_LIBRARY overrides it too).
+  Setting<std::string> runtime;
   Setting<std::string> log_level;
 
   /// Reads KERNC_CACHE_DIR, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,

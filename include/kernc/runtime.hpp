@@ -159,12 +159,14 @@ class Module {
 /// One GPU through its primary context. Device objects are cheap handles to shared state.
 class Device {
  public:
-  /// The device with this ordinal. Throws kernc::Error(library_not_found) without a driver,
-  /// (no_device) when there is no such GPU.
-  static Device get(int ordinal = 0, const std::string& driver_library = "");
-  /// Whether a CUDA driver and at least one GPU are usable, without throwing.
-  static bool available(const std::string& driver_library = "") noexcept;
+  /// The device with this ordinal, of a backend: CUDA through libcuda, HIP through
+  /// libamdhip64 (compile-tested only: never run on AMD hardware). Throws
+  /// kernc::Error(no_device) when the driver cannot be loaded or there is no such GPU.
+  static Device get(int ordinal = 0, const std::string& driver_library = "", Backend backend = Backend::cuda);
+  /// Whether a driver of the backend and at least one GPU are usable, without throwing.
+  static bool available(const std::string& driver_library = "", Backend backend = Backend::cuda) noexcept;
 
+  Backend backend() const noexcept;
   int ordinal() const noexcept;
   const std::string& name() const noexcept;
   int compute_capability() const noexcept;  ///< e.g. 90
@@ -172,7 +174,7 @@ class Device {
   int max_threads_per_block() const noexcept;
   int max_shared_bytes_per_block() const noexcept;       ///< without opt-in
   int max_shared_bytes_per_block_optin() const noexcept;
-  /// The cubin target of this device ("sm_90").
+  /// The compile target of this device: "sm_90" (cubin), or the AMD ISA ("gfx90a:...").
   Target target() const;
 
   DeviceBuffer allocate(std::size_t bytes) const;
@@ -188,7 +190,7 @@ class Device {
   void synchronize(StreamRef stream) const;
   Stream create_stream() const;
   Event create_event() const;
-  /// Loads a cubin or PTX image.
+  /// Loads a cubin or PTX image (CUDA), or an AMD code object (HIP).
   Module load(const std::string& image) const;
   /// Whether `address` is device memory this context can use (false for host pointers).
   bool is_device_pointer(std::uint64_t address) const noexcept;

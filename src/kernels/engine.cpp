@@ -23,7 +23,10 @@ const Compiler& Engine::compiler(Backend backend) {
   return *slot;
 }
 
-Device Engine::device(int ordinal) { return Device::get(ordinal, config_.cuda_driver_library.value); }
+Device Engine::device(int ordinal) {
+  if (config_.runtime.value == "hip") return Device::get(ordinal, config_.hiprtc_library.value, Backend::hip);
+  return Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
+}
 
 Engine::Loaded Engine::load(const Program& program, const Device& device) {
   Target target = device.target();

@@ -67,6 +67,7 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   Config config;
   config.cache_max_size.value = 4ull << 30;
   config.log_level.value = "warn";
+  config.runtime.value = "cuda";
 
   if (auto dir = get("KERNC_CACHE_DIR"); !dir.empty()) {
     config.cache_dir.set(dir, "KERNC_CACHE_DIR");
@@ -93,6 +94,12 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
   if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
+  if (auto runtime = get("KERNC_RUNTIME"); !runtime.empty()) {
+    if (runtime != "cuda" && runtime != "hip") {
+      throw Error(ErrorCode::invalid_argument, fmt::format("KERNC_RUNTIME must be cuda or hip, not \"{}\"", runtime));
+    }
+    config.runtime.set(runtime, "KERNC_RUNTIME");
+  }
   if (auto home = get("CUDA_HOME"); !home.empty()) {
     config.cuda_home.set(home, "CUDA_HOME");
   } else if (auto path = get("CUDA_PATH"); !path.empty()) {

@@ -64,6 +64,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
         {"cuda_driver_library", setting_json(config.cuda_driver_library)},
+        {"runtime", setting_json(config.runtime)},
         {"log_level", setting_json(config.log_level)}}},
   };
   if (options.format == "json") {
@@ -102,6 +103,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);
   show("cuda driver library", config.cuda_driver_library.value, config.cuda_driver_library.source);
+  show("runtime", config.runtime.value, config.runtime.source);
   show("log level", config.log_level.value, config.log_level.source);
   return kExitOk;
 }

@@ -1,0 +1,84 @@
+#pragma once
+// NOTE [ runtime backends ]
+// The Device layer (include/kernc/runtime.hpp, src/runtime/device.cpp) talks to a GPU
+// only through this interface; src/runtime/cuda_driver.cpp implements it over libcuda,
+// src/runtime/hip_driver.cpp over libamdhip64 (compile-tested; never run on AMD
+// hardware). Handles are opaque pointers of the backend's own types. Every call throws
+// kernc::Error(driver) naming the call and the backend's error, except the release_*
+// functions, which destructors call and which ignore errors (the driver may already be
+// shut down at process exit).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernc/runtime.hpp"
+#include "kernc/target.hpp"
+
+namespace kernc::detail {
+
+struct DeviceProperties {
+  std::string name;
+  std::string target;  ///< "sm_90", "gfx90a:sramecc+:xnack-"
+  int compute_capability = 0;
+  int multiprocessors = 0;
+  int max_threads_per_block = 0;
+  int max_shared_per_block = 0;
+  int max_shared_per_block_optin = 0;
+  int max_grid[3] = {0, 0, 0};
+  int max_block[3] = {0, 0, 0};
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual Backend backend() const noexcept = 0;
+  virtual const DeviceProperties& properties() const noexcept = 0;
+  /// Makes this device's context current on the calling thread (cheap when it is).
+  virtual void make_current() = 0;
+
+  virtual std::uint64_t allocate(std::size_t bytes) = 0;
+  /// Stream-ordered allocation; 0 when the backend has none (the caller falls back).
+  virtual std::uint64_t allocate_async(std::size_t bytes, void* stream) = 0;
+  virtual void release_memory(std::uint64_t address, bool stream_ordered, void* stream) noexcept = 0;
+  virtual void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, void* stream) = 0;
+  /// Copies and waits for the copy: the host reads `dst` next.
+  virtual void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, void* stream) = 0;
+  virtual void copy_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, void* stream) = 0;
+  virtual void fill_bytes(std::uint64_t dst, unsigned char value, std::size_t bytes, void* stream) = 0;
+  virtual void synchronize() = 0;
+  virtual void synchronize_stream(void* stream) = 0;
+  virtual bool is_device_pointer(std::uint64_t address) noexcept = 0;
+
+  virtual void* create_stream() = 0;
+  virtual void release_stream(void* stream) noexcept = 0;
+  virtual void* create_event() = 0;
+  virtual void release_event(void* event) noexcept = 0;
+  virtual void record_event(void* event, void* stream) = 0;
+  virtual void synchronize_event(void* event) = 0;
+  virtual float elapsed_ms(void* start, void* stop) = 0;
+
+  virtual void* load_module(const std::string& image) = 0;
+  virtual void release_module(void* module) noexcept = 0;
+  /// nullptr when the module has no such function.
+  virtual void* find_function(void* module, const std::string& name) = 0;
+  /// False when the module has no such global.
+  virtual bool find_global(void* module, const std::string& name, std::uint64_t* address, std::size_t* bytes) = 0;
+
+  virtual FunctionAttributes attributes(void* function) = 0;
+  virtual void set_max_dynamic_shared(void* function, int bytes) = 0;
+  /// The function's own dynamic shared-memory limit (raised by set_max_dynamic_shared).
+  virtual int dynamic_shared_limit(void* function) noexcept = 0;
+  /// Empty when the backend cannot say.
+  virtual std::vector<std::size_t> parameter_sizes(void* function) = 0;
+  virtual void launch(void* function, const LaunchConfig& config, void** args) = 0;
+};
+
+/// The driver of GPU `ordinal` of a backend. Throws kernc::Error(no_device) when the
+/// library cannot be loaded or initialised, or the ordinal does not exist.
+std::unique_ptr<Driver> open_cuda_driver(int ordinal, const std::string& library);
+std::unique_ptr<Driver> open_hip_driver(int ordinal, const std::string& library);
+
+}  // namespace kernc::detail
