@@ -5,6 +5,12 @@
 /// A definition is parsed and checked when constructed. A call shape (the dtypes of the
 /// arguments plus a layout class) selects exactly one generated Program; the same call
 /// shape always gives the same Program, so its cache key is known without a GPU.
+///
+/// Threads: a kernel object (and its copies, which share state) may be called from
+/// several host threads at once. The first call of a call shape compiles and loads it
+/// without holding any lock other calls need: calls of shapes already loaded, and cache
+/// hits of other programs, never wait for it. Launches on one stream are ordered by the
+/// driver; ordering across streams is the caller's.
 
 #include <map>
 #include <memory>
