@@ -52,4 +52,7 @@ std::string encode_npy(DType dtype, const std::vector<std::int64_t>& shape, cons
 /// NumPy's type code of `dtype` ("<f4", "|b1"); throws kernc::Error(invalid_argument) for bfloat16.
 std::string npy_descr(DType dtype);
 
+/// A shape as NumPy writes it: "()", "(3,)", "(2, 3)".
+std::string format_numpy_shape(const std::vector<std::int64_t>& shape);
+
 }  // namespace kernc

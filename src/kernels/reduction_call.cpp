@@ -270,13 +270,8 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
       }
     }
     auto index = [&](std::int64_t v) {
-      if (layout.index64) {
-        pack->begin(8);
-        pack->field<std::int64_t>(v);
-      } else {
-        pack->begin(4);
-        pack->field<std::int32_t>(static_cast<std::int32_t>(v));
-      }
+      pack->begin(layout.index64 ? 8 : 4);
+      detail::pack_index(*pack, v, layout.index64);
     };
     index(out_size);
     index(reduce_size);

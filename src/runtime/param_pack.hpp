@@ -59,19 +59,27 @@ class ParamPack {
 
 inline constexpr int kMaxDims = 16;  // templates/array.cuh kMaxDims
 
+/// One index-typed field: int for 32-bit layouts, long long for 64-bit ones.
+inline void pack_index(ParamPack& pack, std::int64_t value, bool index64) {
+  if (index64) {
+    pack.field<std::int64_t>(value);
+  } else {
+    pack.field<std::int32_t>(static_cast<std::int32_t>(value));
+  }
+}
+
+/// `slots` index fields from `values`, padded with `fill` (unused dimensions).
+inline void pack_indices(ParamPack& pack, const std::vector<std::int64_t>& values, int slots, std::int64_t fill,
+                         bool index64) {
+  for (int d = 0; d < slots; ++d) pack_index(pack, d < static_cast<int>(values.size()) ? values[d] : fill, index64);
+}
+
 /// kernc::ArrayView<T, rank, Index>: rank 0 (flat), 1..4, or -1 (run-time rank).
 inline void pack_view(ParamPack& pack, std::uint64_t data, std::int64_t size, const std::vector<std::int64_t>& shape,
                       const std::vector<std::int64_t>& strides, int rank, bool index64, bool contiguous) {
   pack.begin(8);
   pack.field<std::uint64_t>(data);
-  auto index = [&pack, index64](std::int64_t v) {
-    if (index64) {
-      pack.field<std::int64_t>(v);
-    } else {
-      pack.field<std::int32_t>(static_cast<std::int32_t>(v));
-    }
-  };
-  index(size);
+  pack_index(pack, size, index64);
   if (rank == 0) return;
   int slots = rank;
   if (rank < 0) {
@@ -79,28 +87,21 @@ inline void pack_view(ParamPack& pack, std::uint64_t data, std::int64_t size, co
     pack.field<std::int32_t>(contiguous ? 1 : 0);
     slots = kMaxDims;
   }
-  for (int d = 0; d < slots; ++d) index(d < static_cast<int>(shape.size()) ? shape[d] : 1);
-  for (int d = 0; d < slots; ++d) index(d < static_cast<int>(strides.size()) ? strides[d] : 0);
+  pack_indices(pack, shape, slots, 1, index64);
+  pack_indices(pack, strides, slots, 0, index64);
 }
 
 /// kernc::Shape<rank, Index>.
 inline void pack_shape(ParamPack& pack, std::int64_t size, const std::vector<std::int64_t>& shape, int rank, bool index64) {
   pack.begin(index64 ? 8 : 4);
-  auto index = [&pack, index64](std::int64_t v) {
-    if (index64) {
-      pack.field<std::int64_t>(v);
-    } else {
-      pack.field<std::int32_t>(static_cast<std::int32_t>(v));
-    }
-  };
-  index(size);
+  pack_index(pack, size, index64);
   if (rank == 0) return;
   int slots = rank;
   if (rank < 0) {
     pack.field<std::int32_t>(static_cast<std::int32_t>(shape.size()));
     slots = kMaxDims;
   }
-  for (int d = 0; d < slots; ++d) index(d < static_cast<int>(shape.size()) ? shape[d] : 1);
+  pack_indices(pack, shape, slots, 1, index64);
 }
 
 }  // namespace kernc::detail

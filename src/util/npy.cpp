@@ -238,14 +238,6 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape, std::size_t i
   return count;
 }
 
-std::string format_shape(const std::vector<std::int64_t>& shape) {
-  if (shape.empty()) return "()";
-  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
-  std::string out = "(";
-  for (std::size_t k = 0; k < shape.size(); ++k) out += fmt::format("{}{}", k ? ", " : "", shape[k]);
-  return out + ")";
-}
-
 // Big-endian elements to little-endian, in place; complex numbers swap each half.
 void swap_bytes(std::string& data, DType dtype) {
   std::size_t width = is_complex(dtype) ? itemsize(dtype) / 2 : itemsize(dtype);
@@ -280,6 +272,15 @@ std::string fortran_to_c(const std::string& data, const std::vector<std::int64_t
 }
 
 }  // namespace
+
+std::string format_numpy_shape(const std::vector<std::int64_t>& shape) {
+  if (shape.empty()) return "()";
+  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
+  std::string out = "(";
+  for (std::size_t k = 0; k < shape.size(); ++k) out += fmt::format("{}{}", k ? ", " : "", shape[k]);
+  return out + ")";
+}
+
 
 std::int64_t NpyArray::size() const noexcept {
   std::int64_t count = 1;
@@ -331,7 +332,7 @@ NpyArray decode_npy(std::string_view bytes, const std::string& name) {
   const std::uint64_t present = bytes.size() - data_start;
   if (present != expected) {
     throw malformed(name, fmt::format("{} data: shape {} of {} needs {} bytes, the file has {}",
-                                      present < expected ? "truncated" : "unexpected bytes after the", format_shape(header.shape),
+                                      present < expected ? "truncated" : "unexpected bytes after the", format_numpy_shape(header.shape),
                                       header.descr, expected, present));
   }
   array.data.assign(bytes.substr(data_start));
@@ -346,7 +347,7 @@ std::string encode_npy(DType dtype, const std::vector<std::int64_t>& shape, cons
   const std::string descr = npy_descr(dtype);
   const std::size_t item = itemsize(dtype);
   const auto count = static_cast<std::size_t>(element_count(shape, item, "write_npy"));
-  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, format_shape(shape));
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, format_numpy_shape(shape));
   // Version 1.0 has a 16-bit header length; 2.0 only differs by a 32-bit one.
   int major = dict.size() + kAlignment + 12 > 0xffff ? 2 : 1;
   std::size_t prefix = major == 1 ? 10 : 12;

@@ -194,7 +194,7 @@ void check_shapes(const std::string& kernel, const dsl::Signature& sig, Plan& pl
     const auto& out = plan.given_outputs[k];  // all outputs or none, so k is the out_param's index
     if (!sig.out[k].raw && out.value.shape != loop_shape) {
       throw usage(fmt::format("kernel {}: output {} has shape {} but the inputs broadcast to {}", kernel, out.name,
-                              format_shape(out.value.shape), format_shape(loop_shape)));
+                              format_numpy_shape(out.value.shape), format_numpy_shape(loop_shape)));
     }
   }
   if (options.axis.empty()) return;
@@ -205,7 +205,7 @@ void check_shapes(const std::string& kernel, const dsl::Signature& sig, Plan& pl
     int normalized = axis < 0 ? axis + ndim : axis;
     if (normalized < 0 || normalized >= ndim) {
       throw usage(fmt::format("--axis {}: axis {} is out of range for the {} dimension(s) of the inputs {}",
-                              options.axis, axis, ndim, format_shape(loop_shape)));
+                              options.axis, axis, ndim, format_numpy_shape(loop_shape)));
     }
     if (!seen.insert(normalized).second) throw usage(fmt::format("--axis {}: axis {} is repeated", options.axis, axis));
   }
@@ -440,7 +440,7 @@ void report_output(const std::string& name, const DeviceArray& array, const Plan
   std::string data(static_cast<std::size_t>(array.size()) * itemsize(array.dtype()), '\0');
   if (!data.empty()) array.to_host(data.data());
   DType dtype = array.dtype();
-  const std::string label = fmt::format("{} {}", to_string(dtype), format_shape(array.shape()));
+  const std::string label = fmt::format("{} {}", to_string(dtype), format_numpy_shape(array.shape()));
   if (auto file = plan.out_files.find(name); file != plan.out_files.end()) {
     if (dtype == DType::bfloat16) {
       // See NOTE [ npy dtypes ]: NumPy has no bfloat16; float32 holds every value exactly.

@@ -336,14 +336,6 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
   return shape;
 }
 
-std::string format_shape(const std::vector<std::int64_t>& shape) {
-  if (shape.empty()) return "()";
-  if (shape.size() == 1) return fmt::format("({},)", shape[0]);
-  std::string out = "(";
-  for (std::size_t k = 0; k < shape.size(); ++k) out += fmt::format("{}{}", k ? ", " : "", shape[k]);
-  return out + ")";
-}
-
 DType parse_dtype_name(const std::string& text, const std::string& where) {
   if (auto dtype = parse_dtype(text)) return *dtype;
   std::size_t count = 0;
@@ -390,7 +382,7 @@ SourceValue load_source(const std::string& text) {
         return std::pair<double, double>(count_up ? static_cast<double>(k) : fill, 0.0);
       });
     }
-    out.description = fmt::format("{} {} {}", to_string(dtype), format_shape(out.shape), origin);
+    out.description = fmt::format("{} {} {}", to_string(dtype), format_numpy_shape(out.shape), origin);
     return out;
   }
   if (ends_with(text, ".npy") || text.rfind("npy:", 0) == 0) {
@@ -401,7 +393,7 @@ SourceValue load_source(const std::string& text) {
     out.dtype = array.dtype;
     out.shape = std::move(array.shape);
     out.data = std::move(array.data);
-    out.description = fmt::format("{} {} {}{}", to_string(out.dtype), format_shape(out.shape), path,
+    out.description = fmt::format("{} {} {}{}", to_string(out.dtype), format_numpy_shape(out.shape), path,
                                   array.fortran_order ? " (Fortran order, made C order)" : "");
     return out;
   }

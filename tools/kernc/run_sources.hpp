@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kernc/npy.hpp"
+
 #include "kernc/array.hpp"
 #include "kernc/dtype.hpp"
 
@@ -38,8 +40,6 @@ SourceValue load_source(const std::string& text);
 
 /// Parses "1000", "64x1000", "()" (0-d); throws kernc::Error(invalid_argument).
 std::vector<std::int64_t> parse_shape(const std::string& text);
-/// "(64, 1000)", "(5,)", "()" as NumPy prints shapes.
-std::string format_shape(const std::vector<std::int64_t>& shape);
 /// The element count of a shape (1 for 0-d).
 std::int64_t element_count(const std::vector<std::int64_t>& shape);
 /// Parses a dtype name for SOURCE and --bind; throws kernc::Error(invalid_argument) listing the names.
