@@ -1,6 +1,6 @@
 #include "codegen/snippets.hpp"
 
-#include <regex>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -50,12 +50,68 @@ std::string finish_line_directives(std::string source, std::string_view program_
 
 namespace kernc {
 
-std::string map_log_to_snippets(const std::string& log) {
-  // NVRTC: `name what(12): error` ; HIPRTC (clang): `name what:12:5: error`.
-  static const std::regex kNvrtc(R"((\w+ (?:operation|preamble|loop_prep|after_loop|map_expr|reduce_expr|post_map_expr|identity))\((\d+)\): )");
-  static const std::regex kClang(R"((\w+ (?:operation|preamble|loop_prep|after_loop|map_expr|reduce_expr|post_map_expr|identity)):(\d+):(\d+): )");
-  std::string mapped = std::regex_replace(log, kNvrtc, "$1, line $2: ");
-  return std::regex_replace(mapped, kClang, "$1, line $2, column $3: ");
+namespace {
+
+// The snippet names wrap_snippet is given (see NOTE [ snippet lines ]).
+constexpr std::string_view kSnippetNames[] = {"operation", "preamble",    "loop_prep",     "after_loop",
+                                              "map_expr",  "reduce_expr", "post_map_expr", "identity"};
+
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Digits of `log` from `pos`; returns how many (0 when none).
+size_t digits_at(std::string_view log, size_t pos) {
+  size_t end = pos;
+  while (end < log.size() && std::isdigit(static_cast<unsigned char>(log[end]))) ++end;
+  return end - pos;
+}
+
+// The snippet name that starts at `pos`, or an empty view.
+std::string_view snippet_name_at(std::string_view log, size_t pos) {
+  for (std::string_view name : kSnippetNames) {
+    if (log.compare(pos, name.size(), name) == 0) return name;
+  }
+  return {};
+}
+
+}  // namespace
+
+// A single forward scan, linear in the log's length and with no recursion: compiler logs
+// quote user tokens of any length, and std::regex recurses once per character (issue 15).
+std::string map_log_to_snippets(const std::string& text) {
+  // NVRTC writes `<kernel> <snippet>(12): `, clang (HIPRTC) `<kernel> <snippet>:12:5: `.
+  const std::string_view log = text;
+  std::string out;
+  out.reserve(log.size() + 64);
+  size_t copied = 0;  // log[0, copied) is in `out`
+  for (size_t space = log.find(' '); space != std::string_view::npos; space = log.find(' ', space + 1)) {
+    if (space == 0 || !is_word_char(log[space - 1])) continue;  // `<kernel>` is a word before the space
+    const std::string_view name = snippet_name_at(log, space + 1);
+    if (name.empty()) continue;
+    const size_t after = space + 1 + name.size();
+    std::string replacement;
+    size_t end = after;
+    if (after < log.size() && log[after] == '(') {
+      const size_t line = digits_at(log, after + 1);
+      if (line == 0 || log.compare(after + 1 + line, 3, "): ") != 0) continue;
+      replacement = fmt::format(", line {}: ", log.substr(after + 1, line));
+      end = after + 1 + line + 3;
+    } else if (after < log.size() && log[after] == ':') {
+      const size_t line = digits_at(log, after + 1);
+      if (line == 0 || after + 1 + line >= log.size() || log[after + 1 + line] != ':') continue;
+      const size_t column = digits_at(log, after + 2 + line);
+      if (column == 0 || log.compare(after + 2 + line + column, 2, ": ") != 0) continue;
+      replacement = fmt::format(", line {}, column {}: ", log.substr(after + 1, line), log.substr(after + 2 + line, column));
+      end = after + 2 + line + column + 2;
+    } else {
+      continue;
+    }
+    out.append(log.substr(copied, after - copied));
+    out += replacement;
+    copied = end;
+    space = end - 1;  // the next match starts after this one, as regex_replace's would
+  }
+  out.append(log.substr(copied));
+  return out;
 }
 
 Error map_error_to_snippets(const Error& error) {

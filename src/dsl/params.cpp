@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernc/error.hpp"
+#include "kernc/limits.hpp"
 
 namespace kernc::dsl {
 
@@ -42,6 +43,7 @@ bool looks_like_type(std::string_view word) {
 }
 
 void check_param_name(std::string_view name, std::string_view param, std::string_view which) {
+  check_size(fmt::format("{}: a parameter name", which), name, limits::kMaxNameLength);
   if (!is_identifier(name)) {
     throw bad(fmt::format("{}: \"{}\": the name \"{}\" is not a C identifier", which, param, name));
   }
@@ -120,6 +122,7 @@ bool is_cpp_keyword(std::string_view word) {
 }
 
 std::vector<Param> parse_params(std::string_view text, std::string_view which, bool output) {
+  check_size(which, text, limits::kMaxParamsText);
   std::vector<Param> params;
   if (trim(text).empty()) return params;
   size_t start = 0;
@@ -133,7 +136,15 @@ std::vector<Param> parse_params(std::string_view text, std::string_view which, b
   return params;
 }
 
+void check_size(std::string_view what, std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return;
+  constexpr std::size_t kShown = 40;
+  throw bad(fmt::format("{} is {} bytes long (\"{}...\"), over kernc's limit of {} bytes (see kernc/limits.hpp)", what,
+                        text.size(), text.substr(0, kShown), limit));
+}
+
 void check_kernel_name(std::string_view name) {
+  check_size("the kernel name", name, limits::kMaxNameLength);
   if (!is_identifier(name)) {
     throw bad(fmt::format("kernel name \"{}\" is not a C identifier (letters, digits and _, not starting with a digit)",
                           name));
@@ -147,6 +158,10 @@ Signature parse_signature(std::string_view in_params, std::string_view out_param
   Signature signature;
   signature.in = parse_params(in_params, "in_params", false);
   signature.out = parse_params(out_params, "out_params", true);
+  if (signature.in.size() + signature.out.size() > limits::kMaxParams) {
+    throw bad(fmt::format("{}: {} parameters, over kernc's limit of {} (see kernc/limits.hpp)", kernel_name,
+                          signature.in.size() + signature.out.size(), limits::kMaxParams));
+  }
   std::vector<const Param*> all;
   for (const auto& p : signature.in) all.push_back(&p);
   for (const auto& p : signature.out) all.push_back(&p);

@@ -38,6 +38,10 @@ Signature parse_signature(std::string_view in_params, std::string_view out_param
 /// Throws kernc::Error(invalid_argument) unless `name` is a C identifier usable as a kernel name.
 void check_kernel_name(std::string_view name);
 
+/// Throws kernc::Error(invalid_argument) when `text` is longer than `limit` bytes; the message
+/// names `what` (e.g. "saxpy: operation"), the size, the limit and the start of the text.
+void check_size(std::string_view what, std::string_view text, std::size_t limit);
+
 /// Whether `word` is a C++ keyword (names may not be keywords).
 bool is_cpp_keyword(std::string_view word);
 

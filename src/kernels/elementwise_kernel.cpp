@@ -5,6 +5,7 @@
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/limits.hpp"
 
 namespace kernc {
 
@@ -14,6 +15,13 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
   definition->signature = dsl::parse_signature(in_params, out_params, name);
   if (definition->signature.out.empty()) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: an ElementwiseKernel needs at least one output", name));
+  }
+  const std::pair<const std::string*, const char*> snippets[] = {{&operation, "operation"},
+                                                                 {&options.preamble, "preamble"},
+                                                                 {&options.loop_prep, "loop_prep"},
+                                                                 {&options.after_loop, "after_loop"}};
+  for (const auto& [text, what] : snippets) {
+    dsl::check_size(fmt::format("{}: {}", name, what), *text, limits::kMaxSourceBytes);
   }
   definition->name = std::move(name);
   definition->operation = std::move(operation);

@@ -1,8 +1,6 @@
 // Launching RawKernel and RawModule functions: loading per device and argument checks.
 
 #include <algorithm>
-#include <cctype>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -14,87 +12,6 @@
 namespace kernc {
 
 namespace detail {
-
-namespace {
-
-std::string strip_words(std::string text, const std::vector<std::string>& words) {
-  for (const auto& word : words) {
-    std::regex pattern("\\b" + word + "\\b");
-    text = std::regex_replace(text, pattern, " ");
-  }
-  return text;
-}
-
-std::string squeeze(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::optional<DType> scalar_type(const std::string& type) {
-  static const std::pair<const char*, DType> kTypes[] = {
-      {"bool", DType::bool_},           {"char", DType::int8},           {"signed char", DType::int8},
-      {"int8_t", DType::int8},          {"unsigned char", DType::uint8}, {"uint8_t", DType::uint8},
-      {"short", DType::int16},          {"int16_t", DType::int16},       {"unsigned short", DType::uint16},
-      {"uint16_t", DType::uint16},      {"int", DType::int32},           {"int32_t", DType::int32},
-      {"unsigned", DType::uint32},      {"unsigned int", DType::uint32}, {"uint32_t", DType::uint32},
-      {"long", DType::int64},           {"long long", DType::int64},     {"int64_t", DType::int64},
-      {"ptrdiff_t", DType::int64},      {"unsigned long", DType::uint64}, {"unsigned long long", DType::uint64},
-      {"uint64_t", DType::uint64},      {"size_t", DType::uint64},       {"float", DType::float32},
-      {"double", DType::float64},       {"__half", DType::float16},      {"half", DType::float16},
-      {"__nv_bfloat16", DType::bfloat16}, {"long int", DType::int64},    {"long long int", DType::int64},
-  };
-  for (const auto& [name, dtype] : kTypes) {
-    if (type == name) return dtype;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source, const std::string& name) {
-  std::regex head("__global__\\s+(?:__launch_bounds__\\s*\\([^)]*\\)\\s*)?void\\s+(?:__launch_bounds__\\s*\\([^)]*\\)\\s*)?" +
-                  name + "\\s*\\(");
-  std::smatch match;
-  if (!std::regex_search(source, match, head)) return std::nullopt;
-  size_t pos = static_cast<size_t>(match.position(0) + match.length(0));
-  int depth = 1;
-  size_t start = pos;
-  std::vector<std::string> pieces;
-  for (; pos < source.size() && depth > 0; ++pos) {
-    char c = source[pos];
-    if (c == '(' || c == '<' || c == '[') ++depth;
-    if (c == ')' || c == '>' || c == ']') --depth;
-    if ((c == ',' && depth == 1) || depth == 0) {
-      pieces.push_back(source.substr(start, pos - start));
-      start = pos + 1;
-    }
-  }
-  if (depth != 0) return std::nullopt;
-  std::vector<DeclaredParam> params;
-  if (pieces.size() == 1 && squeeze(pieces[0]).empty()) return params;
-  for (const auto& piece : pieces) {
-    DeclaredParam param;
-    param.text = squeeze(piece);
-    param.pointer = piece.find_first_of("*&[") != std::string::npos;
-    if (!param.pointer) {
-      std::string type = squeeze(strip_words(piece, {"const", "volatile", "__restrict__", "register"}));
-      auto last_space = type.find_last_of(' ');
-      std::string without_name = last_space == std::string::npos ? type : type.substr(0, last_space);
-      param.dtype = scalar_type(without_name);
-      if (!param.dtype) param.dtype = scalar_type(type);  // a parameter without a name
-    }
-    params.push_back(std::move(param));
-  }
-  return params;
-}
 
 namespace {
 

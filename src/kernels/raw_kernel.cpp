@@ -4,6 +4,7 @@
 #include "kernels/raw_state.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/limits.hpp"
 
 namespace kernc {
 
@@ -13,6 +14,7 @@ namespace {
 void check_raw_definition(const char* kind, const std::string& name, const std::string& code,
                           const CompileOptions& options) {
   dsl::check_kernel_name(name);
+  dsl::check_size(fmt::format("{} {}: the code", kind, name), code, limits::kMaxSourceBytes);
   if (code.find_first_not_of(" \t\n") == std::string::npos) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{} {}: the code is empty", kind, name));
   }
@@ -43,7 +45,13 @@ RawModule::RawModule(std::string code, CompileOptions options, std::vector<std::
     : code_(std::move(code)), options_(std::move(options)), name_expressions_(std::move(name_expressions)),
       name_(std::move(name)), state_(std::make_shared<detail::RawState>()) {
   check_raw_definition("RawModule", name_, code_, options_);
+  if (name_expressions_.size() > limits::kMaxNameExpressions) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("RawModule {}: {} name expressions, over kernc's limit of {} (see kernc/limits.hpp)", name_,
+                            name_expressions_.size(), limits::kMaxNameExpressions));
+  }
   for (const auto& expression : name_expressions_) {
+    dsl::check_size(fmt::format("RawModule {}: a name expression", name_), expression, limits::kMaxNameLength);
     if (expression.find_first_not_of(" \t") == std::string::npos) {
       throw Error(ErrorCode::invalid_argument, fmt::format("RawModule {}: a name expression is empty", name_));
     }

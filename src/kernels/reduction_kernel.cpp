@@ -5,6 +5,7 @@
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/limits.hpp"
 
 namespace kernc {
 
@@ -33,6 +34,12 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, 
       throw Error(ErrorCode::invalid_argument, fmt::format("{}: {} is empty", name, what));
     }
   };
+  const std::pair<const std::string*, const char*> snippets[] = {
+      {&map_expr, "map_expr"},         {&reduce_expr, "reduce_expr"},       {&post_map_expr, "post_map_expr"},
+      {&identity, "identity"},         {&options.preamble, "preamble"},     {&options.reduce_type, "reduce_type"}};
+  for (const auto& [text, what] : snippets) {
+    dsl::check_size(fmt::format("{}: {}", name, what), *text, limits::kMaxSourceBytes);
+  }
   require(map_expr, "map_expr");
   require(reduce_expr, "reduce_expr");
   require(post_map_expr, "post_map_expr");

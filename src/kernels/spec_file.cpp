@@ -7,6 +7,7 @@
 
 #include "dsl/definitions.hpp"
 #include "kernc/error.hpp"
+#include "kernc/limits.hpp"
 #include "platform/files.hpp"
 
 namespace kernc {
@@ -244,6 +245,10 @@ const SpecKernel& Spec::find(const std::string& name) const {
 }
 
 Spec parse_spec(const std::string& json_text, const std::string& base_dir) {
+  if (json_text.size() > limits::kMaxSpecFileBytes) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("spec is {} bytes, over kernc's limit of {} (see kernc/limits.hpp)",
+                                                         json_text.size(), limits::kMaxSpecFileBytes));
+  }
   json document;
   try {
     document = json::parse(json_text);

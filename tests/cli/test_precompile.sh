@@ -37,6 +37,17 @@ expect_contains "$ERR" 'repeated an error shown above'
 expect_exit 1 kernc precompile "$TYPO" --target gfx90a -q
 expect_contains "$ERR" 'scaled_add operation, line 2, column 9: error'
 
+TEST "a 30 KB identifier or a 100 KB post_map_expr is a compile error, not a crash (issue 15)"
+long=$(head -c 30720 /dev/zero | tr '\0' q)
+longer=$(head -c 102400 /dev/zero | tr '\0' p)
+printf '{"kernels": [{"kind": "elementwise", "name": "k", "in_params": "float32 x", "out_params": "float32 y", "operation": "y = x + %s", "signatures": ["float32 -> float32"]}, {"kind": "reduction", "name": "r", "in_params": "float32 x", "out_params": "float32 y", "map_expr": "x", "reduce_expr": "a + b", "post_map_expr": "y = %s", "identity": "0", "signatures": ["float32 -> float32"]}]}' "$long" "$longer" > long.json
+# -j 2: workers are threads with their own (smaller) stacks.
+expect_exit 1 kernc precompile long.json --target sm_90 -q -j 2
+expect_contains "$ERR" "k operation, line 1: error: identifier \"$long\" is undefined"
+expect_contains "$ERR" "r post_map_expr, line 1: error: identifier \"$longer\" is undefined"
+expect_exit 1 kernc compile long.json --target sm_90
+expect_contains "$ERR" "k operation, line 1: error"
+
 TEST "a malformed spec is refused before compiling anything"
 printf '{"kernels": [{"kind": "elementwise", "name": "k", "in_params": "float32 x", "out_params": "float32 y", "operaton": "y = x", "signatures": ["float32 -> float32"]}]}' > bad.json
 expect_exit 2 kernc precompile bad.json --target sm_90
