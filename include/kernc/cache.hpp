@@ -1,11 +1,13 @@
 #pragma once
 /// \file
-/// The compile cache: a memory layer over a local disk store, keyed by everything that
-/// reaches the compiler (see NOTE [ cache key ] in src/cache/cache_key.hpp and
-/// cache/FORMAT.md).
+/// The compile cache: a memory layer over the user's disk cache and any read-only tiers
+/// (KERNC_CACHE_PATH), keyed by everything that reaches the compiler (see NOTE [ cache key ]
+/// in src/cache/cache_key.hpp and cache/FORMAT.md).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -18,6 +20,8 @@ namespace kernc {
 /// How the cache is set up; filled from the environment by Config (config.hpp).
 struct CacheConfig {
   std::string directory;                               ///< the disk store's root
+  /// Read-only tiers searched after `directory`, in order, never written (KERNC_CACHE_PATH).
+  std::vector<std::string> read_only_directories;
   std::uint64_t max_size = 4ull << 30;                 ///< disk cap in bytes, enforced by LRU eviction
   bool disk_enabled = true;                            ///< false: memory only (KERNC_CACHE_DISABLE=1)
   std::uint64_t memory_max_size = 256ull << 20;        ///< memory layer cap in bytes
@@ -33,12 +37,14 @@ const char* to_string(CacheOutcome outcome) noexcept;
 /// Counters of one Cache object (this process), or summed over processes on disk.
 struct CacheStats {
   std::uint64_t memory_hits = 0;
-  std::uint64_t disk_hits = 0;
+  std::uint64_t disk_hits = 0;       ///< hits in the user's disk cache
+  std::uint64_t read_only_hits = 0;  ///< hits in a read-only tier (KERNC_CACHE_PATH)
+  std::uint64_t fallback_hits = 0;   ///< hits of a lower rung of the architecture ladder (also counted above)
   std::uint64_t compiles = 0;
   std::uint64_t compile_failures = 0;
   double compile_ms = 0;       ///< total wall time spent compiling
   double load_ms = 0;          ///< total wall time spent reading and checking disk entries
-  std::uint64_t corrupt_entries = 0;  ///< entries that failed their checks and were recompiled
+  std::uint64_t corrupt_entries = 0;  ///< entries that failed their checks (damaged or untrusted): misses
   std::uint64_t evictions = 0;
   std::uint64_t store_failures = 0;   ///< entries that could not be written
 
@@ -49,12 +55,14 @@ struct CacheStats {
 struct CacheResult {
   std::shared_ptr<const CompiledProgram> program;
   CacheOutcome outcome = CacheOutcome::compiled;
-  std::string key;        ///< 64 hex characters
+  std::string key;        ///< "<64 hex>-<16 hex>" (see NOTE [ cache key ])
   double elapsed_ms = 0;  ///< time spent answering, compile included
+  std::string location;   ///< the directory of the tier that answered; empty for memory and compiles
 };
 
 namespace cache {
 class LocalStore;
+class Store;
 }
 
 /// The facade over memory and disk. Thread-safe: lookups of different keys never wait
@@ -72,10 +80,21 @@ class Cache {
   /// Throws kernc::Error(compile_failed) when the source does not compile (not cached).
   CacheResult get_or_compile(const Program& program, const Target& target, const Compiler& compiler);
 
+  /// A binary of `program` for the first of `targets` that has one, built by any compiler
+  /// release, from memory or any tier; nothing is compiled, no compiler is needed. Each hit
+  /// is offered to `accept` (e.g. a module load); a rejected one is passed over. Returns
+  /// std::nullopt when no target has an accepted binary.
+  std::optional<CacheResult> find(const Program& program, const std::vector<Target>& targets,
+                                  const std::function<bool(const CacheResult&)>& accept = {});
+
   /// The key get_or_compile would use, without compiling anything.
   std::string key(const Program& program, const Target& target, const Compiler& compiler) const;
   /// The tagged material that key() hashes, readable, for explaining a miss.
   std::string key_material(const Program& program, const Target& target, const Compiler& compiler) const;
+
+  /// Whether the user's disk cache holds an entry file for `key` now (read-only tiers and
+  /// memory do not count): what a precompile leaves behind.
+  bool stored(const std::string& key) const;
 
   /// This object's counters.
   CacheStats stats() const;
@@ -85,6 +104,10 @@ class Cache {
   const CacheConfig& config() const noexcept { return config_; }
   /// Empty if the disk layer works; otherwise why it is off or read-only.
   const std::string& disk_problem() const noexcept { return disk_problem_; }
+  /// Why each unusable read-only tier was left out (one line per tier; empty if none).
+  const std::vector<std::string>& tier_problems() const noexcept { return tier_problems_; }
+  /// The directories searched, in order: the user's cache (if on), then the read-only tiers.
+  std::vector<std::string> locations() const;
   /// The disk store, or nullptr when the disk layer is off.
   cache::LocalStore* store() noexcept { return store_.get(); }
 
@@ -92,7 +115,9 @@ class Cache {
   struct Memory;
   CacheConfig config_;
   std::string disk_problem_;
+  std::vector<std::string> tier_problems_;
   std::unique_ptr<cache::LocalStore> store_;
+  std::vector<std::unique_ptr<cache::LocalStore>> read_only_;
   std::unique_ptr<Memory> memory_;
   mutable std::mutex stats_mutex_;
   CacheStats stats_;

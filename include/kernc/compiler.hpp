@@ -11,13 +11,22 @@
 
 namespace kernc {
 
-/// Where a compiler library was found and what it is.
+/// What a compiler library says it is, and where it was found.
+///
+/// The cache key names a compiler by what it reports (release and supported targets),
+/// never by its file's path or bytes: one release installed from two packages (the
+/// toolkit, a pip wheel, a container layer) shares cache entries, and two releases never
+/// do (see NOTE [ cache key ] in src/cache/cache_key.hpp).
 struct CompilerIdentity {
   Backend backend = Backend::cuda;
-  std::string library_path;    ///< the file that was actually loaded
-  std::string version;         ///< e.g. "13.0"
-  std::string library_sha256;  ///< hash of the loaded library file (see NOTE [ cache key ])
-  std::string str() const;     ///< "nvrtc 13.0"
+  std::string library_path;         ///< the file that was loaded (informational, not in the key)
+  std::string version;              ///< the release it reports, e.g. "13.0"
+  std::vector<std::string> targets;  ///< the architectures it reports supporting, sorted
+  std::string str() const;           ///< "nvrtc 13.0"
+  /// The reported facts as hashed into cache keys: backend, release, targets.
+  std::string reported() const;
+  /// 16 hex digits of SHA-256 over reported(): the compiler part of a cache key.
+  std::string tag() const;
 };
 
 /// Compiles Programs for Targets of one backend. Thread-safe: compile() may be called
@@ -44,8 +53,6 @@ struct CompilerLibraryPaths {
   std::string nvrtc_override;   ///< KERNC_NVRTC_LIBRARY: tried first and alone when set
   std::string hiprtc_override;  ///< KERNC_HIPRTC_LIBRARY
   std::string cuda_home;        ///< CUDA_HOME / CUDA_PATH, searched after the sonames
-  /// Where to memoise library hashes (the cache directory); empty = hash every time.
-  std::string identity_memo_dir;
 };
 
 /// Loads the compiler of a backend. Throws kernc::Error(library_not_found) listing every

@@ -25,6 +25,12 @@ struct Setting {
 
 struct Config {
   Setting<std::string> cache_dir;
+  /// Read-only cache tiers searched after cache_dir: directories separated by ':'
+  /// (KERNC_CACHE_PATH). See cache/FORMAT.md, "Read-only tiers".
+  Setting<std::string> cache_path;
+  /// "auto" (compile what the caches lack) or "never" (a kernel missing from every cache
+  /// is an ErrorCode::not_precompiled error; no compiler is loaded) — KERNC_COMPILE.
+  Setting<std::string> compile_policy;
   Setting<std::uint64_t> cache_max_size;
   Setting<bool> cache_disabled;
   Setting<bool> save_sources;
@@ -37,7 +43,7 @@ struct Config {
   Setting<std::string> runtime;
   Setting<std::string> log_level;
 
-  /// Reads KERNC_CACHE_DIR, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
+  /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
   /// KERNC_SAVE_SOURCE, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH,
   /// KERNC_CUDA_LIBRARY and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
@@ -50,6 +56,9 @@ struct Config {
 
 /// Parses a size such as "1048576", "512M", "4G", "2GiB", "1.5G"; throws kernc::Error(invalid_argument)
 /// naming `what` and the text.
+/// Checks a compile policy ("auto" or "never"); throws kernc::Error(invalid_argument) naming `what`.
+void check_compile_policy(const std::string& policy, const std::string& what);
+
 std::uint64_t parse_size(const std::string& text, const std::string& what);
 
 /// Sets the level of the library's "kernc" logger ("trace" ... "off"); the library logs

@@ -41,12 +41,21 @@ class Engine {
     std::shared_ptr<const CompiledProgram> program;
     CacheOutcome outcome = CacheOutcome::compiled;  ///< how the binary was found the first time
     std::string key;
+    std::string location;  ///< the cache directory it came from; empty for memory and compiles
+    /// How the binary was chosen: "sm_90 cubin", "sm_80 cubin (same major as sm_86)",
+    /// "compute_80 PTX, JIT-compiled by the driver (no cubin for sm_90)".
+    std::string choice;
   };
-  /// Compiles `program` for `device` through the cache and loads it, once per (device, key).
+  /// The binary of `program` for `device`, loaded once per (device, key): the first rung
+  /// of binary_ladder(device) that any cache holds (no compiler needed); otherwise, unless
+  /// the compile policy is "never", compiled for the device's own architecture. With
+  /// "never", a program in no cache is an Error(not_precompiled) naming the architecture.
   Loaded load(const Program& program, const Device& device);
 
   /// Modules loaded by this engine so far (for tests and `kernc run`).
   std::size_t loaded_modules() const;
+  /// Every module loaded so far, in key order, with how its binary was chosen.
+  std::vector<Loaded> loaded() const;
 
  private:
   Config config_;

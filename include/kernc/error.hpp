@@ -27,6 +27,7 @@ enum class ErrorCode {
   no_device,           ///< no usable GPU (no driver, no device, or the ordinal does not exist)
   driver,              ///< a CUDA driver call failed; the message names the call and the error
   launch_config,       ///< a launch configuration exceeds a device limit (the message names it)
+  not_precompiled,     ///< compiling is off (KERNC_COMPILE=never) and no cache has the kernel
 };
 
 /// Returns the snake_case name of an error code, e.g. "compile_failed".

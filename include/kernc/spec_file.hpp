@@ -63,11 +63,17 @@ struct PrecompileEvent {
 
 struct PrecompileSummary {
   std::size_t total = 0, compiled = 0, hits = 0, failed = 0;
+  /// Variants that compiled (or hit) but are not in the disk cache at the end: no disk
+  /// cache, an unwritable one, a failed write, or evicted by the size cap.
+  std::size_t not_stored = 0;
+  /// Why, when not_stored > 0 (the cache's own problem, or a count of failed writes and evictions).
+  std::string not_stored_reason;
   double seconds = 0;
   std::vector<PrecompileEvent> failures;
 };
 
-/// Compiles every variant of `spec` for every target through `cache`, with `jobs` threads.
+/// Compiles every variant of `spec` for every target through `cache`, with `jobs` threads,
+/// then checks that each one is in the cache's disk store (PrecompileSummary::not_stored).
 /// `compiler_for` returns the compiler of a backend; `on_event` (called under a lock, in
 /// completion order) sees each result. Failures are collected, not thrown.
 PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& targets, Cache& cache,

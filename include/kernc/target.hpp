@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kernc {
 
@@ -51,5 +52,15 @@ class Target {
   std::string arch_;
   int sm_number_ = 0;
 };
+
+/// The binaries a device of architecture `device` can run, best first — the ladder a
+/// look-up climbs down (see NOTE [ architecture ladder ] in src/kernels/engine.cpp):
+///   CUDA sm_XY: sm_XY; then sm_X(Y-1) ... sm_X0 (a cubin runs on later minors of its
+///   major); then compute_NN for every NN <= XY that NVIDIA has shipped, newest first (PTX,
+///   compiled by the driver's JIT).
+///   HIP gfxNNN:features: the exact target; then gfxNNN without features (built for any
+///   xnack/sramecc setting).
+/// `device` must be an sm_ or gfx target.
+std::vector<Target> binary_ladder(const Target& device);
 
 }  // namespace kernc

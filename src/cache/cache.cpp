@@ -1,5 +1,7 @@
 #include "kernc/cache.hpp"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -11,6 +13,7 @@
 #include "cache/cache_key.hpp"
 #include "cache/entry_format.hpp"
 #include "cache/local_store.hpp"
+#include "cache/store.hpp"
 #include "kernc/error.hpp"
 #include "util/log.hpp"
 
@@ -28,6 +31,8 @@ const char* to_string(CacheOutcome outcome) noexcept {
 CacheStats& CacheStats::operator+=(const CacheStats& o) {
   memory_hits += o.memory_hits;
   disk_hits += o.disk_hits;
+  read_only_hits += o.read_only_hits;
+  fallback_hits += o.fallback_hits;
   compiles += o.compiles;
   compile_failures += o.compile_failures;
   compile_ms += o.compile_ms;
@@ -53,6 +58,9 @@ struct Cache::Memory {
   };
   std::unordered_map<std::string, Slot> entries;
   std::unordered_map<std::string, std::shared_future<ProgramPtr>> in_flight;
+  // <program> part of a key → the whole key of an entry held here (see NOTE [ cache key ]).
+  std::unordered_map<std::string, std::string> by_program;
+  std::unordered_map<std::string, bool> warned;  // entry paths already reported as bad
   std::uint64_t bytes = 0;
   std::uint64_t max_bytes = 0;
   std::atomic<bool> warned_store_failure{false};
@@ -65,15 +73,35 @@ struct Cache::Memory {
     return found->second.program;
   }
 
+  // An entry of any compiler for `program_key`: its key and program, or nothing.
+  std::pair<std::string, ProgramPtr> find_program(const std::string& program_key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto named = by_program.find(program_key);
+    if (named == by_program.end()) return {};
+    auto found = entries.find(named->second);
+    if (found == entries.end()) return {};
+    lru.splice(lru.begin(), lru, found->second.position);
+    return {named->second, found->second.program};
+  }
+
+  // True the first time `problem` is seen: a bad entry is logged once per process.
+  bool first_report(const std::string& problem) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return warned.emplace(problem, true).second;
+  }
+
   void insert(const std::string& key, ProgramPtr program) {
     std::lock_guard<std::mutex> lock(mutex);
     if (entries.count(key)) return;
     lru.push_front(key);
     bytes += program->binary.size();
     entries[key] = Slot{std::move(program), lru.begin()};
+    by_program[key.substr(0, cache::kProgramKeyLength)] = key;
     while (bytes > max_bytes && lru.size() > 1) {
       auto victim = entries.find(lru.back());
       bytes -= victim->second.program->binary.size();
+      auto named = by_program.find(lru.back().substr(0, cache::kProgramKeyLength));
+      if (named != by_program.end() && named->second == lru.back()) by_program.erase(named);
       entries.erase(victim);
       lru.pop_back();
     }
@@ -93,6 +121,84 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make
     disk_problem_ = fmt::format("{}: the disk cache is off, compiled kernels are kept in memory only", error.what());
   }
   if (!disk_problem_.empty()) detail::logger().warn("{}", disk_problem_);
+  for (const auto& directory : config_.read_only_directories) {
+    try {
+      read_only_.push_back(
+          std::make_unique<cache::LocalStore>(directory, 0, cache::LocalStore::Mode::read_only));
+    } catch (const Error& error) {
+      tier_problems_.push_back(fmt::format("{}: this read-only tier is left out", error.what()));
+      detail::logger().warn("{}", tier_problems_.back());
+    }
+  }
+}
+
+std::vector<std::string> Cache::locations() const {
+  std::vector<std::string> locations;
+  if (store_) locations.push_back(store_->location());
+  for (const auto& tier : read_only_) locations.push_back(tier->location());
+  return locations;
+}
+
+std::optional<CacheResult> Cache::find(const Program& program, const std::vector<Target>& targets,
+                                       const std::function<bool(const CacheResult&)>& accept) {
+  auto start = std::chrono::steady_clock::now();
+  validate(program.options);
+  const std::string digest = cache::program_digest(program);
+  auto answer = [&](CacheResult& result) {
+    result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return !accept || accept(result);
+  };
+  std::vector<cache::LocalStore*> tiers;
+  if (store_) tiers.push_back(store_.get());
+  for (auto& tier : read_only_) tiers.push_back(tier.get());
+  for (size_t rung = 0; rung < targets.size(); ++rung) {
+    const Target& target = targets[rung];
+    const std::string program_key = cache::program_key(digest, target);
+    CacheResult result;
+    if (auto [key, program_ptr] = memory_->find_program(program_key); program_ptr) {
+      result.key = key;
+      result.program = program_ptr;
+      result.outcome = CacheOutcome::memory_hit;
+      if (answer(result)) {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        for (CacheStats* s : {&stats_, &unsaved_}) {
+          ++s->memory_hits;
+          s->fallback_hits += rung > 0 ? 1 : 0;
+        }
+        return result;
+      }
+    }
+    for (cache::LocalStore* tier : tiers) {
+      for (const std::string& key : tier->find_program(program_key)) {
+        auto load_start = std::chrono::steady_clock::now();
+        auto lookup = tier->get(key);
+        double load_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+        if (lookup.status == cache::StoreLookup::Status::corrupt) {
+          if (memory_->first_report(lookup.problem)) detail::logger().warn("corrupt cache entry, passed over: {}", lookup.problem);
+          std::lock_guard<std::mutex> lock(stats_mutex_);
+          ++stats_.corrupt_entries;
+          ++unsaved_.corrupt_entries;
+          continue;
+        }
+        if (lookup.status != cache::StoreLookup::Status::hit) continue;
+        result.key = key;
+        result.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
+        result.outcome = CacheOutcome::disk_hit;
+        result.location = tier->location();
+        if (!answer(result)) continue;
+        memory_->insert(key, result.program);
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        for (CacheStats* s : {&stats_, &unsaved_}) {
+          ++(tier == store_.get() ? s->disk_hits : s->read_only_hits);
+          s->fallback_hits += rung > 0 ? 1 : 0;
+          s->load_ms += load_ms;
+        }
+        return result;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 Cache::~Cache() {
@@ -164,19 +270,30 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
     memory_->in_flight.erase(result.key);
   };
   try {
-    if (store_) {
+    std::vector<cache::LocalStore*> tiers;
+    if (store_) tiers.push_back(store_.get());
+    for (auto& tier : read_only_) tiers.push_back(tier.get());
+    for (cache::LocalStore* tier : tiers) {
       auto load_start = std::chrono::steady_clock::now();
-      auto lookup = store_->get(result.key);
+      auto lookup = tier->get(result.key);
       double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
       if (lookup.status == cache::StoreLookup::Status::hit) {
         result.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
         result.outcome = CacheOutcome::disk_hit;
-        count([load_ms](CacheStats& s) {
-          ++s.disk_hits;
+        result.location = tier->location();
+        const bool own = tier == store_.get();
+        count([load_ms, own](CacheStats& s) {
+          ++(own ? s.disk_hits : s.read_only_hits);
           s.load_ms += load_ms;
         });
-      } else if (lookup.status == cache::StoreLookup::Status::corrupt) {
-        detail::logger().warn("corrupt cache entry, recompiling: {}", lookup.problem);
+        break;
+      }
+      if (lookup.status == cache::StoreLookup::Status::corrupt) {
+        if (memory_->first_report(lookup.problem)) {
+          detail::logger().warn("corrupt cache entry{}: {}",
+                                tier == store_.get() ? ", recompiling" : " in a read-only tier, passed over",
+                                lookup.problem);
+        }
         count([](CacheStats& s) { ++s.corrupt_entries; });
       }
     }
@@ -218,6 +335,12 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
   }
   result.elapsed_ms = elapsed_ms();
   return result;
+}
+
+bool Cache::stored(const std::string& key) const {
+  if (!store_) return false;
+  struct stat info {};
+  return ::lstat(store_->entry_path(key).c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
 CacheStats Cache::stats() const {

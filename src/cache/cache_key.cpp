@@ -87,21 +87,42 @@ std::string hash_include_tree(const std::string& directory) {
   return digest;
 }
 
-std::string compute_key(const Program& program, const Target& target, const CompilerIdentity& compiler,
-                        std::string* material) {
+std::string program_digest(const Program& program, std::string* material) {
   KeyBuilder key(material);
-  key.add("format", std::to_string(kFormatVersion));
-  key.add("backend", to_string(compiler.backend));
-  key.add("compiler", compiler.version);
-  key.add("compiler_lib", compiler.library_sha256);
-  key.add("target", target.str());
-  key.add("binary", to_string(target.binary_kind()));
   key.add("options", canonical_bytes(program.options));
   for (const auto& dir : program.options.include_dirs) key.add("include_tree", hash_include_tree(dir));
   key.add("name", program.name);
   key.add("source", program.source);
   for (const auto& expression : program.name_expressions) key.add("name_expr", expression);
   return key.digest();
+}
+
+std::string program_key(const std::string& digest, const Target& target, std::string* material) {
+  KeyBuilder key(material);
+  key.add("format", std::to_string(kFormatVersion));
+  key.add("backend", to_string(target.backend()));
+  key.add("target", target.str());
+  key.add("binary", to_string(target.binary_kind()));
+  key.add("program", digest);
+  return key.digest();
+}
+
+std::string entry_key(const std::string& program_key, const CompilerIdentity& compiler) {
+  return program_key + "-" + compiler.tag();
+}
+
+std::string compute_key(const Program& program, const Target& target, const CompilerIdentity& compiler,
+                        std::string* material) {
+  std::string digest = program_digest(program, material);
+  std::string key = entry_key(program_key(digest, target, material), compiler);
+  if (material) *material += fmt::format("{:<12} {} (tag {})\n", "compiler", compiler.reported(), compiler.tag());
+  return key;
+}
+
+bool is_key(std::string_view name) {
+  auto hex = [](std::string_view text) { return text.find_first_not_of("0123456789abcdef") == std::string_view::npos; };
+  return name.size() == kKeyLength && name[kProgramKeyLength] == '-' && hex(name.substr(0, kProgramKeyLength)) &&
+         hex(name.substr(kProgramKeyLength + 1));
 }
 
 }  // namespace kernc::cache

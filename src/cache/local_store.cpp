@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/cache_key.hpp"
 #include "kernc/error.hpp"
 #include "platform/files.hpp"
 
@@ -24,8 +26,47 @@ namespace {
 
 constexpr std::time_t kAbandonedTempSeconds = 3600;
 
-bool is_key(const std::string& name) {
-  return name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+// Entries are named by their key; format 1 named them by a bare 64-digit hash. Old entries
+// are listed so that prune, clear and verify see them (lookups never ask for them).
+bool is_entry_name(const std::string& name) {
+  bool legacy = name.size() == kProgramKeyLength && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return legacy || is_key(name);
+}
+
+// Why an entry file with this status must not be loaded (NOTE [ entry trust ]); empty if it may.
+std::string untrusted(const struct stat& info) {
+  if (S_ISLNK(info.st_mode)) return "it is a symbolic link";
+  if (S_ISDIR(info.st_mode)) return "a directory stands in its place";
+  if (!S_ISREG(info.st_mode)) return "it is not a regular file";
+  if (info.st_uid != ::geteuid() && info.st_uid != 0) {
+    return fmt::format("it is owned by uid {}, not by this user (uid {}) or root", info.st_uid, ::geteuid());
+  }
+  if (info.st_mode & (S_IWGRP | S_IWOTH)) {
+    return fmt::format("it is writable by {} (mode {:o})", info.st_mode & S_IWOTH ? "others" : "its group",
+                       info.st_mode & 0777);
+  }
+  return {};
+}
+
+// Removes whatever stands at `path` (a file, a symlink, a directory tree).
+bool remove_any(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::remove_all(path, error) > 0 && !error;
+}
+
+// Reads the whole of an open file.
+std::string read_all(int fd, const std::string& path) {
+  std::string contents;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) return contents;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    }
+    contents.append(buffer, static_cast<size_t>(n));
+  }
 }
 
 std::vector<std::string> list_directory(const std::string& path) {
@@ -64,6 +105,7 @@ class FileLock {
 
 nlohmann::json stats_to_json(const CacheStats& s) {
   return {{"memory_hits", s.memory_hits},   {"disk_hits", s.disk_hits},
+          {"read_only_hits", s.read_only_hits}, {"fallback_hits", s.fallback_hits},
           {"compiles", s.compiles},         {"compile_failures", s.compile_failures},
           {"compile_ms", s.compile_ms},     {"load_ms", s.load_ms},
           {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions},
@@ -74,6 +116,8 @@ CacheStats stats_from_json(const nlohmann::json& j) {
   CacheStats s;
   s.memory_hits = j.value("memory_hits", std::uint64_t{0});
   s.disk_hits = j.value("disk_hits", std::uint64_t{0});
+  s.read_only_hits = j.value("read_only_hits", std::uint64_t{0});
+  s.fallback_hits = j.value("fallback_hits", std::uint64_t{0});
   s.compiles = j.value("compiles", std::uint64_t{0});
   s.compile_failures = j.value("compile_failures", std::uint64_t{0});
   s.compile_ms = j.value("compile_ms", 0.0);
@@ -86,21 +130,49 @@ CacheStats stats_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
-LocalStore::LocalStore(std::string root, std::uint64_t max_size)
-    : root_(std::move(root)), entries_(root_ + "/entries"), max_size_(max_size) {
-  platform::make_directories(root_, 0700);
+LocalStore::LocalStore(std::string root, std::uint64_t max_size, Mode mode)
+    : root_(std::move(root)), entries_(root_ + "/entries"), max_size_(max_size), mode_(mode) {
+  const bool read_only = mode_ == Mode::read_only;
+  if (!read_only) platform::make_directories(root_, 0700);
   struct stat info {};
   if (::stat(root_.c_str(), &info) != 0) {
-    throw Error(ErrorCode::io, fmt::format("cannot stat cache directory {}: {}", root_, std::strerror(errno)));
+    throw Error(ErrorCode::io, fmt::format("cannot use cache directory {}: {}", root_, std::strerror(errno)));
   }
-  // Entries are code that will run on the GPU: never trust a directory someone else owns.
-  if (info.st_uid != ::geteuid()) {
-    throw Error(ErrorCode::io, fmt::format("cache directory {} is owned by uid {}, not by this user (uid {})",
-                                           root_, info.st_uid, ::geteuid()));
+  if (!S_ISDIR(info.st_mode)) throw Error(ErrorCode::io, fmt::format("cache directory {} is not a directory", root_));
+  // Entries are code that will run on the GPU: never trust a directory someone else can
+  // write (NOTE [ entry trust ]).
+  if (read_only) {
+    if (info.st_uid != ::geteuid() && info.st_uid != 0) {
+      throw Error(ErrorCode::io, fmt::format("read-only cache {} is owned by uid {}: a read-only tier must be owned "
+                                             "by root or by this user (uid {})",
+                                             root_, info.st_uid, ::geteuid()));
+    }
+  } else if (info.st_uid != ::geteuid()) {
+    throw Error(ErrorCode::io,
+                fmt::format("cache directory {} is owned by uid {}, not by this user (uid {}); to use its entries "
+                            "without writing to it, name it in KERNC_CACHE_PATH (a read-only tier must be owned by "
+                            "root or by you and not writable by group or others)",
+                            root_, info.st_uid, ::geteuid()));
   }
   if (info.st_mode & (S_IWGRP | S_IWOTH)) {
-    throw Error(ErrorCode::io, fmt::format("cache directory {} is writable by other users (mode {:o})", root_,
+    throw Error(ErrorCode::io, fmt::format("{} {} is writable by other users (mode {:o}); kernc loads no code from "
+                                           "a directory others can write",
+                                           read_only ? "read-only cache" : "cache directory", root_,
                                            info.st_mode & 0777));
+  }
+  if (read_only) {
+    writable_ = false;
+    struct stat entries {};
+    if (::stat(entries_.c_str(), &entries) != 0 || !S_ISDIR(entries.st_mode)) {
+      throw Error(ErrorCode::io, fmt::format("read-only cache {} has no entries/ directory: it is not a kernc cache",
+                                             root_));
+    }
+    if ((entries.st_uid != ::geteuid() && entries.st_uid != 0) || (entries.st_mode & (S_IWGRP | S_IWOTH))) {
+      throw Error(ErrorCode::io, fmt::format("read-only cache {}: entries/ must be owned by root or this user and "
+                                             "not writable by group or others",
+                                             root_));
+    }
+    return;
   }
   try {
     platform::make_directories(entries_, 0700);
@@ -125,31 +197,73 @@ std::string LocalStore::entry_path(const std::string& key) const {
 
 StoreLookup LocalStore::get(const std::string& key) {
   StoreLookup lookup;
-  std::string path = entry_path(key);
-  std::optional<std::string> bytes;
-  try {
-    bytes = platform::read_file_if_exists(path);
-  } catch (const Error& error) {
+  const std::string path = entry_path(key);
+  auto corrupt = [&](std::string problem) {
     lookup.status = StoreLookup::Status::corrupt;
-    lookup.problem = error.what();
+    lookup.problem = fmt::format("{}: {}", path, problem);
     return lookup;
+  };
+  // O_NOFOLLOW: a symlink in an entry's place is refused, never followed.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return lookup;
+    if (errno == ELOOP) return corrupt("it is a symbolic link");
+    return corrupt(std::strerror(errno));
   }
-  if (!bytes) return lookup;
-  lookup.entry = decode_entry(*bytes, key, &lookup.problem);
-  if (!lookup.entry) {
-    lookup.status = StoreLookup::Status::corrupt;
-    lookup.problem = fmt::format("{}: {}", path, lookup.problem);
-    return lookup;
+  std::string bytes;
+  {
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) return corrupt(std::strerror(errno));
+    if (std::string why = untrusted(info); !why.empty()) return corrupt("not trusted: " + why);
+    try {
+      bytes = read_all(fd, path);
+    } catch (const Error& error) {
+      return corrupt(error.what());
+    }
   }
+  lookup.entry = decode_entry(bytes, key, &lookup.problem);
+  if (!lookup.entry) return corrupt(lookup.problem);
   lookup.status = StoreLookup::Status::hit;
   if (writable_) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // LRU: mark as used now
   return lookup;
+}
+
+std::vector<std::string> LocalStore::find_program(const std::string& program_key) const {
+  struct Found {
+    std::string key;
+    struct timespec used;
+  };
+  std::vector<Found> found;
+  const std::string shard = fmt::format("{}/{}", entries_, program_key.substr(0, 2));
+  const std::string prefix = program_key + "-";
+  for (const auto& name : list_directory(shard)) {
+    if (name.compare(0, prefix.size(), prefix) != 0 || !is_key(name)) continue;
+    struct stat info {};
+    if (::lstat((shard + "/" + name).c_str(), &info) != 0) continue;
+    found.push_back({name, info.st_mtim});
+  }
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    if (a.used.tv_sec != b.used.tv_sec) return a.used.tv_sec > b.used.tv_sec;
+    if (a.used.tv_nsec != b.used.tv_nsec) return a.used.tv_nsec > b.used.tv_nsec;
+    return a.key < b.key;
+  });
+  std::vector<std::string> keys;
+  for (auto& f : found) keys.push_back(std::move(f.key));
+  return keys;
 }
 
 std::uint64_t LocalStore::put(const std::string& key, std::string_view encoded) {
   if (!writable_) throw Error(ErrorCode::io, fmt::format("cache directory {} is not writable", entries_));
   std::string path = entry_path(key);
   platform::make_directories(path.substr(0, path.find_last_of('/')), 0700);
+  // Whatever stands in the entry's place and is not a regular file (a directory, a
+  // symlink) would make the rename fail, or keep the entry from ever being read: it goes.
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) remove_any(path);
   platform::write_file_atomic(path, encoded, 0600);
   {
     std::lock_guard<std::mutex> lock(size_mutex_);
@@ -185,11 +299,13 @@ std::vector<EntryFile> LocalStore::list() const {
   for (const auto& shard : list_directory(entries_)) {
     std::string shard_path = entries_ + "/" + shard;
     for (const auto& name : list_directory(shard_path)) {
-      if (!is_key(name)) continue;
+      if (!is_entry_name(name)) continue;
       std::string path = shard_path + "/" + name;
       struct stat info {};
-      if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-      files.push_back({name, path, static_cast<std::uint64_t>(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec});
+      if (::lstat(path.c_str(), &info) != 0) continue;
+      const bool regular = S_ISREG(info.st_mode);
+      files.push_back({name, path, regular, regular ? static_cast<std::uint64_t>(info.st_size) : 0,
+                       info.st_mtim.tv_sec, info.st_mtim.tv_nsec});
     }
   }
   std::sort(files.begin(), files.end(), [](const EntryFile& a, const EntryFile& b) {
@@ -205,14 +321,20 @@ VerifyReport LocalStore::verify(bool remove) const {
   for (const auto& file : list()) {
     ++report.checked;
     std::string problem;
-    try {
-      auto bytes = platform::read_file(file.path);
-      if (decode_entry(bytes, file.key, &problem)) continue;
-    } catch (const Error& error) {
-      problem = error.what();
+    struct stat info {};
+    if (::lstat(file.path.c_str(), &info) != 0) continue;  // gone since the listing
+    if (std::string why = untrusted(info); !why.empty()) {
+      problem = "not trusted: " + why;
+    } else {
+      try {
+        auto bytes = platform::read_file(file.path);
+        if (decode_entry(bytes, file.key, &problem)) continue;
+      } catch (const Error& error) {
+        problem = error.what();
+      }
     }
     report.bad.emplace_back(file.path, problem);
-    if (remove && ::unlink(file.path.c_str()) == 0) ++report.removed;
+    if (remove && remove_any(file.path)) ++report.removed;
   }
   return report;
 }
@@ -229,6 +351,7 @@ PruneReport LocalStore::prune_locked(std::uint64_t max_size) {
   for (const auto& file : files) total += file.size;
   for (const auto& file : files) {  // oldest use first
     if (total <= max_size) break;
+    if (!file.regular) continue;  // holds no bytes; `cache verify --fix` removes it
     if (::unlink(file.path.c_str()) == 0) {
       ::unlink((file.path + ".cu").c_str());  // a saved source goes with its entry
       total -= file.size;
@@ -260,7 +383,7 @@ std::uint64_t LocalStore::clear() {
   FileLock lock(root_ + "/cleanup.lock", /*wait=*/true);
   std::uint64_t removed = 0;
   for (const auto& file : list()) {
-    removed += ::unlink(file.path.c_str()) == 0 ? 1 : 0;
+    removed += remove_any(file.path) ? 1 : 0;
     ::unlink((file.path + ".cu").c_str());
   }
   std::lock_guard<std::mutex> guard(size_mutex_);
@@ -271,7 +394,7 @@ std::uint64_t LocalStore::clear() {
 std::string LocalStore::resolve(const std::string& text) const {
   std::string prefix = text;
   for (auto& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (prefix.empty() || prefix.find_first_not_of("0123456789abcdef") != std::string::npos) {
+  if (prefix.empty() || prefix.find_first_not_of("0123456789abcdef-") != std::string::npos) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("\"{}\" is not a cache key: expected hex digits (a key or a prefix of one)", text));
   }

@@ -8,6 +8,14 @@
 // holds it, this one skips cleanup instead of waiting. A reader that opened a file just
 // before it was evicted still reads it whole (unlinked files stay readable).
 // LRU order is the files' mtime, refreshed on every hit.
+//
+// NOTE [ entry trust ]
+// An entry is code that will run on the GPU, so whoever can write it decides what runs.
+// A reader loads an entry only if it is a regular file (not a symlink, not a directory),
+// owned by the current user or root, not writable by group or others, and passes its
+// checksum; anything else is a miss that is counted and reported (and, in the writable
+// cache, replaced by the next compile). A read-only tier (KERNC_CACHE_PATH) must itself
+// be owned by root or the current user and not writable by group or others.
 
 #include <cstdint>
 #include <ctime>
@@ -25,6 +33,7 @@ namespace kernc::cache {
 struct EntryFile {
   std::string key;
   std::string path;
+  bool regular = true;     ///< false: a directory, symlink or other thing stands in its place
   std::uint64_t size = 0;
   std::time_t last_used = 0;  ///< mtime, seconds
   long last_used_nsec = 0;    ///< mtime, nanoseconds within the second (LRU order within a burst)
@@ -45,12 +54,19 @@ struct PruneReport {
 
 class LocalStore final : public Store {
  public:
-  /// Creates <root>/entries with mode 0700 if needed. Throws kernc::Error(io) when the
-  /// directory cannot be created, is not a directory, or is owned by another user.
-  LocalStore(std::string root, std::uint64_t max_size);
+  enum class Mode {
+    writable,   ///< the user's cache: created if missing, must be owned by this user
+    read_only,  ///< a KERNC_CACHE_PATH tier: never written or touched; owned by root or this user
+  };
+
+  /// Writable: creates <root>/entries with mode 0700 if needed. Throws kernc::Error(io)
+  /// when the directory cannot be created or used, or fails the trust rule (NOTE [ entry trust ]).
+  LocalStore(std::string root, std::uint64_t max_size, Mode mode = Mode::writable);
 
   StoreLookup get(const std::string& key) override;
+  std::vector<std::string> find_program(const std::string& program_key) const override;
   std::uint64_t put(const std::string& key, std::string_view encoded) override;
+  const std::string& location() const noexcept override { return root_; }
 
   /// Writes `source` next to the entry of `key` (<entry>.cu) for people to read; removed with the entry.
   void put_source(const std::string& key, std::string_view source);
@@ -58,13 +74,14 @@ class LocalStore final : public Store {
   std::string source_path(const std::string& key) const { return entry_path(key) + ".cu"; }
 
   /// Whether entries can be written here (false: read-only, hits still served).
-  bool writable() const noexcept { return writable_; }
+  bool writable() const noexcept override { return writable_; }
   const std::string& root() const noexcept { return root_; }
   std::string entry_path(const std::string& key) const;
 
-  /// Every entry file, oldest use first.
+  /// Every entry file, oldest use first; also what stands in an entry's place without
+  /// being a regular file (EntryFile::regular), and entries of older formats.
   std::vector<EntryFile> list() const;
-  /// Decodes every entry; with `remove`, deletes the bad ones.
+  /// Checks every entry (trust rule, then decoding); with `remove`, deletes the bad ones.
   VerifyReport verify(bool remove) const;
   /// Removes least recently used entries until at most `max_size` bytes remain, and
   /// temp files abandoned more than an hour ago. Waits for the cleanup lock.
@@ -88,6 +105,7 @@ class LocalStore final : public Store {
   std::string root_;
   std::string entries_;
   std::uint64_t max_size_;
+  Mode mode_;
   bool writable_ = true;
   // Approximate bytes in the store, from a scan at the first put plus every put since.
   std::mutex size_mutex_;

@@ -44,8 +44,15 @@ std::string param_decl(const dsl::Param& param, DType dtype, bool scalar, int ra
   return fmt::format("kernc::ArrayView<{}, {}, {}> _raw_{}, ", type, rank, index_type(layout), param.name);
 }
 
+// The variant named by resolved types only: a scalar is converted on the host to its
+// parameter's type, so the type it arrived as must not make another program (a spec's
+// "scalar float32" signature then covers a 2.0 passed as a double, or 2 as an int64).
 std::string variant_text(const CallTypes& types, const ResolvedTypes& resolved, const Layout& layout) {
   CallTypes shown = types;
+  for (size_t k = 0; k < shown.inputs.size() && k < resolved.inputs.size(); ++k) {
+    if (shown.inputs[k].scalar) shown.inputs[k].dtype = resolved.inputs[k];
+  }
+  shown.bindings.clear();
   shown.outputs.clear();
   for (DType d : resolved.outputs) shown.outputs.emplace_back(d);
   return fmt::format("{} {}", format_call_signature(shown), layout.str());

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "compiler/library_identity.hpp"
+#include "compiler/compile_log.hpp"
 #include "compiler/rtc_compile.hpp"
 #include "kernc/error.hpp"
 #include "platform/dynamic_library.hpp"
@@ -40,25 +40,26 @@ std::string processor_of(const std::string& isa) {
 
 class HiprtcCompiler final : public Compiler {
  public:
-  HiprtcCompiler(platform::HiprtcApi api, const std::string& memo_dir) : api_(std::move(api)) {
+  explicit HiprtcCompiler(platform::HiprtcApi api) : api_(std::move(api)) {
     int major = 0, minor = 0;
     api_.hiprtcVersion(&major, &minor);
     identity_.backend = Backend::hip;
     identity_.library_path = api_.library.path();
-    std::string file_version = soname_version(identity_.library_path);
-    identity_.version = file_version.empty() ? fmt::format("{}.{}", major, minor) : file_version;
+    // The release HIPRTC reports, not the file name's build number: a copy of the library
+    // under another name is the same compiler.
+    identity_.version = fmt::format("{}.{}", major, minor);
     // The code generation happens in libamd_comgr, which can be upgraded on its own:
-    // it is part of the compiler's identity (see NOTE [ cache key ]). It is opened here,
-    // not found among loaded objects, so that the identity never depends on whether
-    // HIPRTC happened to load it already.
+    // its reported version is part of the compiler's identity (see NOTE [ cache key ]).
     comgr_ = platform::open_comgr();
-    identity_.library_sha256 = hash_library_files({identity_.library_path, comgr_.path()}, memo_dir);
+    if (std::string comgr = platform::comgr_version(comgr_); !comgr.empty()) identity_.version += "+comgr" + comgr;
     for (const auto& isa : platform::comgr_isa_names(comgr_)) {
       std::string processor = processor_of(isa);
       if (std::find(processors_.begin(), processors_.end(), processor) == processors_.end()) {
         processors_.push_back(processor);
       }
     }
+    identity_.targets = processors_;
+    std::sort(identity_.targets.begin(), identity_.targets.end());
   }
 
   Backend backend() const noexcept override { return Backend::hip; }
@@ -150,7 +151,7 @@ class HiprtcCompiler final : public Compiler {
 }  // namespace
 
 std::shared_ptr<const Compiler> load_hiprtc(const CompilerLibraryPaths& paths) {
-  return std::make_shared<HiprtcCompiler>(platform::HiprtcApi::load(paths.hiprtc_override), paths.identity_memo_dir);
+  return std::make_shared<HiprtcCompiler>(platform::HiprtcApi::load(paths.hiprtc_override));
 }
 
 }  // namespace kernc::compiler

@@ -3,6 +3,7 @@
 #include "compiler/nvrtc_compiler.hpp"
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
+#include "platform/sha256.hpp"
 #ifdef KERNC_WITH_HIP
 #include "compiler/hiprtc_compiler.hpp"
 #endif
@@ -12,6 +13,14 @@ namespace kernc {
 std::string CompilerIdentity::str() const {
   return fmt::format("{} {}", backend == Backend::cuda ? "nvrtc" : "hiprtc", version);
 }
+
+std::string CompilerIdentity::reported() const {
+  std::string text = fmt::format("{} {}", backend == Backend::cuda ? "nvrtc" : "hiprtc", version);
+  for (const auto& target : targets) text += " " + target;
+  return text;
+}
+
+std::string CompilerIdentity::tag() const { return platform::sha256_hex(reported()).substr(0, 16); }
 
 bool backend_built(Backend backend) noexcept {
 #ifdef KERNC_WITH_HIP

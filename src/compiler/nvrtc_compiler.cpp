@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "compiler/library_identity.hpp"
+#include "compiler/compile_log.hpp"
 #include "compiler/rtc_compile.hpp"
 #include "kernc/error.hpp"
 #include "platform/nvrtc_api.hpp"
@@ -31,13 +31,12 @@ namespace {
 
 class NvrtcCompiler final : public Compiler {
  public:
-  NvrtcCompiler(platform::NvrtcApi api, const std::string& memo_dir) : api_(std::move(api)) {
+  explicit NvrtcCompiler(platform::NvrtcApi api) : api_(std::move(api)) {
     int major = 0, minor = 0;
     api_.nvrtcVersion(&major, &minor);
     identity_.backend = Backend::cuda;
     identity_.library_path = api_.library.path();
     identity_.version = fmt::format("{}.{}", major, minor);
-    identity_.library_sha256 = hash_library_files({identity_.library_path}, memo_dir);
     if (api_.nvrtcGetNumSupportedArchs && api_.nvrtcGetSupportedArchs) {
       int count = 0;
       if (api_.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
@@ -45,6 +44,8 @@ class NvrtcCompiler final : public Compiler {
         if (api_.nvrtcGetSupportedArchs(archs_.data()) != NVRTC_SUCCESS) archs_.clear();
       }
     }
+    std::sort(archs_.begin(), archs_.end());
+    identity_.targets = supported_targets();
   }
 
   Backend backend() const noexcept override { return Backend::cuda; }
@@ -150,8 +151,7 @@ class NvrtcCompiler final : public Compiler {
 }  // namespace
 
 std::shared_ptr<const Compiler> load_nvrtc(const CompilerLibraryPaths& paths) {
-  return std::make_shared<NvrtcCompiler>(platform::NvrtcApi::load(paths.nvrtc_override, paths.cuda_home),
-                                         paths.identity_memo_dir);
+  return std::make_shared<NvrtcCompiler>(platform::NvrtcApi::load(paths.nvrtc_override, paths.cuda_home));
 }
 
 }  // namespace kernc::compiler

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/library_identity.hpp"
+#include "compiler/compile_log.hpp"
 #include "kernc/error.hpp"
 #include "kernc/program.hpp"
 

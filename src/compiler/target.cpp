@@ -1,5 +1,6 @@
 #include "kernc/target.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -100,6 +101,34 @@ Target Target::with_binary_kind(BinaryKind kind) const {
                             str(), to_string(kind)));
   }
   return Target(backend_, kind, arch_, sm_number_);
+}
+
+std::vector<Target> binary_ladder(const Target& device) {
+  std::vector<Target> ladder;
+  if (device.backend() == Backend::hip) {
+    ladder.push_back(device);
+    const std::string& name = device.arch();
+    if (auto colon = name.find(':'); colon != std::string::npos) ladder.push_back(Target::parse(name.substr(0, colon)));
+    return ladder;
+  }
+  if (device.binary_kind() != BinaryKind::cubin) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("binary_ladder needs a device architecture (sm_NN), not {}", device.str()));
+  }
+  // Compute capabilities NVIDIA has shipped; PTX of any of them at or below the device's
+  // runs through the driver's JIT.
+  static const int kShipped[] = {121, 120, 110, 103, 101, 100, 90, 89, 88, 87, 86, 80, 75,
+                                 72,  70,  62,  61,  60,  53,  52, 50};
+  const int sm = device.sm_number();
+  ladder.push_back(Target::parse(fmt::format("sm_{}", sm)));
+  for (int minor = sm % 10 - 1; minor >= 0; --minor) ladder.push_back(Target::parse(fmt::format("sm_{}", sm / 10 * 10 + minor)));
+  if (std::find(std::begin(kShipped), std::end(kShipped), sm) == std::end(kShipped)) {
+    ladder.push_back(Target::parse(fmt::format("compute_{}", sm)));  // a device newer than this list
+  }
+  for (int cc : kShipped) {
+    if (cc <= sm) ladder.push_back(Target::parse(fmt::format("compute_{}", cc)));
+  }
+  return ladder;
 }
 
 }  // namespace kernc

@@ -32,6 +32,23 @@ std::string types_key(const CallTypes& types) {
   return key;
 }
 
+Error load_error(const Error& error, const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,
+                 const Layout& layout) {
+  if (error.code() != ErrorCode::not_precompiled) return map_error_to_snippets(error);
+  CallTypes shown = types;  // as a spec file's "signatures" writes it
+  for (size_t k = 0; k < shown.inputs.size() && k < resolved.inputs.size(); ++k) {
+    if (shown.inputs[k].scalar) shown.inputs[k].dtype = resolved.inputs[k];
+  }
+  shown.bindings.clear();
+  shown.outputs.clear();
+  for (DType d : resolved.outputs) shown.outputs.emplace_back(d);
+  return Error(ErrorCode::not_precompiled,
+               fmt::format("kernel {}, signature \"{}\", layout {}: {}. To add it, list that signature under the "
+                           "kernel's \"signatures\" in its spec file and run `kernc precompile SPEC.json --target "
+                           "ARCH` where the cache is built",
+                           kernel, format_call_signature(shown), layout.str(), error.what()));
+}
+
 void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype) {
   unsigned char bytes[16];
   scalar.convert_to(dtype, bytes);

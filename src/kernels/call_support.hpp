@@ -33,6 +33,12 @@ inline FunctionKey function_key(const Engine& engine, const Layout& layout, int 
   return {&engine, ((static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0)) * 1024 + device};
 }
 
+/// The error a call path throws when loading its program failed: compile errors mapped to
+/// the user's snippets; a not_precompiled error prefixed with the kernel, its signature
+/// (resolved types) and layout class, and the spec-file line that would add it.
+Error load_error(const Error& error, const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,
+                 const Layout& layout);
+
 /// Packs a scalar converted to `dtype`.
 void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
 

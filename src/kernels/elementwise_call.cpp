@@ -186,7 +186,7 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
       try {
         loaded = engine.load(program(types, plan.layout), device);
       } catch (const Error& error) {
-        throw map_error_to_snippets(error);
+        throw detail::load_error(error, name, types, resolved, plan.layout);
       }
       function = loaded.module.function(name);
       lock.lock();

@@ -1,12 +1,16 @@
 #include "kernc/engine.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernc/error.hpp"
+#include "util/log.hpp"
 
 namespace kernc {
 
-Engine::Engine(Config config) : config_(std::move(config)), cache_(std::make_unique<Cache>(config_.cache_config())) {}
+Engine::Engine(Config config) : config_(std::move(config)), cache_(std::make_unique<Cache>(config_.cache_config())) {
+  check_compile_policy(config_.compile_policy.value, "the compile policy");
+}
 
 Engine::~Engine() = default;
 
@@ -28,24 +32,96 @@ Device Engine::device(int ordinal) {
   return Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
 }
 
+namespace {
+
+// Says how a rung of the ladder relates to the device, for people.
+std::string describe_choice(const Target& served, const Target& device) {
+  if (served == device) return fmt::format("{} {}", served.str(), to_string(served.binary_kind()));
+  if (served.binary_kind() == BinaryKind::ptx) {
+    return fmt::format("{} PTX, JIT-compiled by the driver (no cubin for {} in any cache)", served.str(), device.str());
+  }
+  if (served.backend() == Backend::hip) {
+    return fmt::format("{} code object (built for any features of {})", served.str(), device.str());
+  }
+  return fmt::format("{} cubin (same major as {}, no {} cubin in any cache)", served.str(), device.str(), device.str());
+}
+
+}  // namespace
+
+// NOTE [ architecture ladder ]
+// A device runs more binaries than those built for exactly its architecture: a cubin for
+// sm_XY runs on every sm_XZ with Z >= Y, and PTX for compute_NN runs on every device of
+// capability >= NN through the driver's JIT. load() climbs binary_ladder(device) through
+// every cache tier before it considers compiling, so that a cache precompiled in CI for
+// `sm_80,sm_90,compute_90` serves every GPU from sm_80 up with no compiler on the host.
+// A binary the driver refuses (PTX newer than the driver, a cubin of a newer toolkit) is
+// passed over, logged, and the next rung is tried. The choice is visible: Loaded::choice,
+// a debug log line, and CacheStats::fallback_hits.
 Engine::Loaded Engine::load(const Program& program, const Device& device) {
-  Target target = device.target();
+  const Target target = device.target();
+  std::optional<Loaded> loaded;
+  std::string refusals;
+  auto try_load = [&](const CacheResult& result) {
+    const auto slot_key = std::make_pair(device.ordinal(), result.key);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto found = modules_.find(slot_key); found != modules_.end()) {
+        loaded = found->second;
+        return true;
+      }
+    }
+    Loaded fresh;
+    try {
+      fresh.module = device.load(result.program->binary);
+    } catch (const Error& error) {
+      if (result.outcome == CacheOutcome::compiled) throw;
+      refusals += fmt::format("; the driver refused {} from {}: {}", result.program->target.str(),
+                              result.location.empty() ? "memory" : result.location, error.what());
+      detail::logger().warn("cache entry {} passed over: the driver cannot load it: {}", result.key, error.what());
+      return false;
+    }
+    fresh.program = result.program;
+    fresh.outcome = result.outcome;
+    fresh.key = result.key;
+    fresh.location = result.location;
+    fresh.choice = describe_choice(result.program->target, target);
+    std::lock_guard<std::mutex> lock(mutex_);
+    loaded = modules_.emplace(slot_key, std::move(fresh)).first->second;  // a racing load of the key wins once
+    return true;
+  };
+
+  const std::vector<Target> ladder = binary_ladder(target);
+  if (cache_->find(program, ladder, try_load)) {
+    detail::logger().debug("{} on device {} ({}): {} from {}", program.name, device.ordinal(), target.str(),
+                           loaded->choice, loaded->location.empty() ? "memory" : loaded->location);
+    return *loaded;
+  }
+  if (config_.compile_policy.value == "never") {
+    const std::vector<std::string> searched = cache_->locations();
+    std::vector<std::string> rungs;
+    for (const auto& rung : ladder) rungs.push_back(rung.str());
+    throw Error(ErrorCode::not_precompiled,
+                fmt::format("no cache holds {} for {} (device {}), and compiling is off ({} = never); searched {} "
+                            "for {}{}",
+                            program.name, target.str(), device.ordinal(), config_.compile_policy.source,
+                            searched.empty() ? std::string("no cache directory") : fmt::format("{}", fmt::join(searched, ", ")),
+                            fmt::join(rungs, ", "), refusals));
+  }
   const Compiler& compiler = this->compiler(target.backend());
   // The cache answers from memory after the first call; compiling happens outside any
   // lock of the engine, so loads of other programs never wait for it.
   CacheResult result = cache_->get_or_compile(program, target, compiler);
-  const auto slot_key = std::make_pair(device.ordinal(), result.key);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto found = modules_.find(slot_key); found != modules_.end()) return found->second;
-  }
-  Loaded loaded;
-  loaded.module = device.load(result.program->binary);
-  loaded.program = result.program;
-  loaded.outcome = result.outcome;
-  loaded.key = result.key;
+  try_load(result);
+  detail::logger().debug("{} on device {} ({}): {} ({})", program.name, device.ordinal(), target.str(),
+                         loaded->choice, to_string(result.outcome));
+  return *loaded;
+}
+
+std::vector<Engine::Loaded> Engine::loaded() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return modules_.emplace(slot_key, std::move(loaded)).first->second;  // a racing load of the same key wins once
+  std::vector<Loaded> all;
+  for (const auto& [slot, loaded] : modules_) all.push_back(loaded);
+  return all;
 }
 
 std::size_t Engine::loaded_modules() const {

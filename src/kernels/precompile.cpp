@@ -1,8 +1,12 @@
 #include <atomic>
+#include <set>
 #include <chrono>
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+
+#include "kernc/config.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/spec_file.hpp"
@@ -31,6 +35,7 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::size_t done = 0;
+  std::set<std::string> keys;  // of every variant that compiled or hit
 
   auto worker = [&] {
     for (std::size_t k = next++; k < work.size(); k = next++) {
@@ -52,10 +57,9 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
       if (event.failed) {
         ++summary.failed;
         summary.failures.push_back(event);
-      } else if (event.outcome == CacheOutcome::compiled) {
-        ++summary.compiled;
       } else {
-        ++summary.hits;
+        ++(event.outcome == CacheOutcome::compiled ? summary.compiled : summary.hits);
+        keys.insert(event.key);
       }
       if (on_event) on_event(event, done, summary.total);
     }
@@ -65,6 +69,22 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
   for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
   worker();
   for (auto& thread : threads) thread.join();
+  // A precompile exists to leave entries on disk: check that every one is there now (a
+  // size cap can evict early entries of the same run; a write can fail).
+  for (const auto& key : keys) summary.not_stored += cache.stored(key) ? 0 : 1;
+  if (summary.not_stored > 0) {
+    const CacheStats stats = cache.stats();
+    if (!cache.disk_problem().empty()) {
+      summary.not_stored_reason = cache.disk_problem();
+    } else if (!cache.store()) {
+      summary.not_stored_reason = "the disk cache is off";
+    } else {
+      summary.not_stored_reason =
+          fmt::format("{} write(s) to {} failed and {} entr(ies) were evicted by the size cap ({}) during the run",
+                      stats.store_failures, cache.config().directory, stats.evictions,
+                      format_size(cache.config().max_size));
+    }
+  }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

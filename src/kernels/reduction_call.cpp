@@ -212,7 +212,7 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
       try {
         loaded = engine.load(program(types, layout), device);
       } catch (const Error& error) {
-        throw map_error_to_snippets(error);
+        throw detail::load_error(error, name, types, resolved, layout);
       }
       fns.main = loaded.module.function(name);
       fns.finish = loaded.module.function(name + "_finish");

@@ -47,4 +47,17 @@ std::vector<std::string> comgr_isa_names(const DynamicLibrary& comgr) {
   return names;
 }
 
+std::string comgr_version(const DynamicLibrary& comgr) {
+#ifdef KERNC_HAVE_COMGR_HEADER
+  auto version_fn = reinterpret_cast<decltype(&amd_comgr_get_version)>(comgr.find("amd_comgr_get_version"));
+  if (!version_fn) return {};
+  size_t major = 0, minor = 0;
+  version_fn(&major, &minor);
+  return std::to_string(major) + "." + std::to_string(minor);
+#else
+  (void)comgr;
+  return {};
+#endif
+}
+
 }  // namespace kernc::platform

@@ -48,4 +48,7 @@ DynamicLibrary open_comgr();
 /// this build has no amd_comgr.h or the library lacks the functions.
 std::vector<std::string> comgr_isa_names(const DynamicLibrary& comgr);
 
+/// The version comgr reports ("2.4"); empty if this build or the library cannot say.
+std::string comgr_version(const DynamicLibrary& comgr);
+
 }  // namespace kernc::platform

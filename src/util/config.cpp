@@ -55,6 +55,12 @@ std::string format_size(std::uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
+void check_compile_policy(const std::string& policy, const std::string& what) {
+  if (policy != "auto" && policy != "never") {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} must be auto or never, not \"{}\"", what, policy));
+  }
+}
+
 Config Config::from_environment() {
   return from_environment([](const char* name) { return std::getenv(name); });
 }
@@ -68,6 +74,7 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   config.cache_max_size.value = 4ull << 30;
   config.log_level.value = "warn";
   config.runtime.value = "cuda";
+  config.compile_policy.value = "auto";
 
   if (auto dir = get("KERNC_CACHE_DIR"); !dir.empty()) {
     config.cache_dir.set(dir, "KERNC_CACHE_DIR");
@@ -77,6 +84,11 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
     config.cache_dir.set(home + "/.cache/kernc", "HOME");
   } else {
     config.cache_dir.set("", "no KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME");
+  }
+  if (auto path = get("KERNC_CACHE_PATH"); !path.empty()) config.cache_path.set(path, "KERNC_CACHE_PATH");
+  if (auto policy = get("KERNC_COMPILE"); !policy.empty()) {
+    check_compile_policy(policy, "KERNC_COMPILE");
+    config.compile_policy.set(policy, "KERNC_COMPILE");
   }
   if (auto size = get("KERNC_CACHE_MAX_SIZE"); !size.empty()) {
     config.cache_max_size.set(parse_size(size, "KERNC_CACHE_MAX_SIZE"), "KERNC_CACHE_MAX_SIZE");
@@ -125,6 +137,14 @@ CacheConfig Config::cache_config() const {
   cache.max_size = cache_max_size.value;
   cache.disk_enabled = !cache_disabled.value && !cache_dir.value.empty();
   cache.save_sources = save_sources.value;
+  // Read-only tiers are searched even without a writable cache: a production host may
+  // have only the cache baked into its image.
+  for (size_t start = 0; start <= cache_path.value.size();) {
+    size_t end = cache_path.value.find(':', start);
+    if (end == std::string::npos) end = cache_path.value.size();
+    if (end > start) cache.read_only_directories.push_back(cache_path.value.substr(start, end - start));
+    start = end + 1;
+  }
   return cache;
 }
 
@@ -133,7 +153,6 @@ CompilerLibraryPaths Config::compiler_paths() const {
   paths.nvrtc_override = nvrtc_library.value;
   paths.hiprtc_override = hiprtc_library.value;
   paths.cuda_home = cuda_home.value;
-  if (!cache_disabled.value) paths.identity_memo_dir = cache_dir.value;
   return paths;
 }
 

@@ -16,6 +16,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::no_device: return "no_device";
     case ErrorCode::driver: return "driver";
     case ErrorCode::launch_config: return "launch_config";
+    case ErrorCode::not_precompiled: return "not_precompiled";
   }
   return "unknown";
 }

@@ -209,12 +209,42 @@ expect_json() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# NumPy, for checking results computed on a GPU
+
+# A python3 that imports numpy: the one on PATH, else Debian's (python3-numpy), which a
+# pyenv or virtualenv python3 on PATH does not see.
+NUMPY_PYTHON=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c 'import numpy' >/dev/null 2>&1; then
+    NUMPY_PYTHON=$candidate
+    break
+  fi
+done
+
+# np_check SCRIPT ARGS...: runs a Python snippet with numpy as np and sys imported; fails the
+# test unless it exits 0 (a failed assert prints its message).
+np_check() {
+  CHECKS=$((CHECKS + 1))
+  local script=$1 output status=0
+  shift
+  output=$("$NUMPY_PYTHON" -c "import sys, numpy as np
+$script" "$@" 2>&1) || status=$?
+  [[ $status -eq 0 ]] || test_failed "numpy check failed: $output"
+}
+
+# has_gpu: true when `kernc info` lists a usable GPU (overwrites $OUT and $ERR).
+has_gpu() {
+  "$KERNC" info --format json >"$OUT" 2>"$ERR" || return 1
+  [[ $(json_eval "$OUT" 'd["cuda_driver"]["available"] and len(d["cuda_driver"]["gpus"]) > 0') == true ]]
+}
+
+# ---------------------------------------------------------------------------------------------
 # The cache
 
 # Entry files under $KERNC_CACHE_DIR/entries, one path a line.
 entry_files() {
   find "$KERNC_CACHE_DIR/entries" -type f -regextype posix-extended \
-    -regex '.*/entries/[0-9a-f]{2}/[0-9a-f]{64}' 2>/dev/null | sort
+    -regex '.*/entries/[0-9a-f]{2}/[0-9a-f]{64}-[0-9a-f]{16}' 2>/dev/null | sort
 }
 
 expect_entry_count() {

@@ -40,7 +40,7 @@ expect_match "$OUT" "^${SM90_KEY:0:12} +sm_90 +nvrtc "
 expect_match "$OUT" "^${GFX_KEY:0:12} +gfx90a +hiprtc "
 expect_not_contains "$OUT" "BAD"
 expect_json ls.json 'len(d)' 2
-expect_json ls.json 'all(re.fullmatch("[0-9a-f]{64}", e["key"]) for e in d)' true
+expect_json ls.json 'all(re.fullmatch("[0-9a-f]{64}-[0-9a-f]{16}", e["key"]) for e in d)' true
 expect_json ls.json 'sorted(e["target"] for e in d)' '["gfx90a", "sm_90"]'
 expect_json ls.json '[e["lowered_names"] for e in d if e["target"] == "sm_90"][0]["scale<float>"]' \
   _Z5scaleIfEvPT_S0_i

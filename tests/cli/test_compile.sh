@@ -294,7 +294,7 @@ check_corruption() {
 damage_flip_payload_byte() { flip_byte "$1" $(($(file_size "$1") - 10)); }
 damage_truncate_to_half() { truncate -s $(($(file_size "$1") / 2)) "$1"; }
 damage_truncate_in_header() { truncate -s 30 "$1"; }
-damage_set_version_2() { write_u32 "$1" 8 2; }
+damage_set_version_3() { write_u32 "$1" 8 3; }
 
 TEST "an entry with a flipped payload byte is recompiled"
 check_corruption damage_flip_payload_byte
@@ -305,7 +305,7 @@ check_corruption damage_truncate_to_half
 TEST "an entry shorter than its header is recompiled"
 check_corruption damage_truncate_in_header
 
-TEST "an entry of format version 2 is recompiled"
-check_corruption damage_set_version_2
+TEST "an entry of format version 3 is recompiled"
+check_corruption damage_set_version_3
 
 finish

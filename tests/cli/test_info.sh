@@ -16,7 +16,7 @@ expect_exit 0 kernc info
 expect_match "$OUT" '^kernc 0\.1\.0$'
 expect_match "$OUT" '^nvrtc +[0-9]+\.[0-9]+ \(.*libnvrtc'
 expect_match "$OUT" '^ +targets: .*\bsm_90\b'
-expect_match "$OUT" '^hiprtc +[0-9.]+ \('
+expect_match "$OUT" '^hiprtc +[0-9.]+(\+comgr[0-9.]+)? \('
 expect_match "$OUT" '^ +targets: .*\bgfx90a\b'
 expect_match "$OUT" '^driver '
 expect_match "$OUT" "^ +cache dir +$KERNC_CACHE_DIR +\\(KERNC_CACHE_DIR\\)\$"
@@ -30,7 +30,8 @@ expect_json "$OUT" 'd["version"]' 0.1.0
 expect_json "$OUT" 'd["nvrtc"]["available"]' true
 expect_json "$OUT" '"sm_90" in d["nvrtc"]["supported_targets"]' true
 expect_json "$OUT" '"sm_30" in d["nvrtc"]["supported_targets"]' false
-expect_json "$OUT" 'bool(re.fullmatch("[0-9a-f]{64}", d["nvrtc"]["library_sha256"]))' true
+expect_json "$OUT" 'bool(re.fullmatch("[0-9a-f]{16}", d["nvrtc"]["cache_tag"]))' true
+expect_json "$OUT" 'd["settings"]["compile"]' '{"source": "default", "value": "auto"}'
 expect_json "$OUT" 'd["hiprtc"]["available"]' true
 expect_json "$OUT" '"gfx90a" in d["hiprtc"]["supported_targets"]' true
 # No GPU is needed; whether one is there depends on the machine.

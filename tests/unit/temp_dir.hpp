@@ -85,16 +85,9 @@ inline std::string test_data(std::string_view name) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-/// The directory where loaded compilers memoise their library hashes; one per process.
-inline const std::string& compiler_memo_dir() {
-  static const TempDir dir;
-  return dir.path();
-}
-
 inline std::shared_ptr<const Compiler> load_for_tests(Backend backend) {
   CompilerLibraryPaths paths;
   paths.cuda_home = "/usr/local/cuda";
-  paths.identity_memo_dir = compiler_memo_dir();
   return load_compiler(backend, paths);
 }
 
@@ -121,8 +114,10 @@ inline bool starts_with(std::string_view text, std::string_view prefix) {
 
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
-inline bool is_hex_key(std::string_view key) {
-  return key.size() == 64 && key.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+/// Whether `key` has the shape of a cache key: "<64 hex>-<16 hex>" (NOTE [ cache key ]).
+inline bool is_cache_key(std::string_view key) {
+  auto hex = [](std::string_view text) { return text.find_first_not_of("0123456789abcdef") == std::string_view::npos; };
+  return key.size() == 81 && key[64] == '-' && hex(key.substr(0, 64)) && hex(key.substr(65));
 }
 
 }  // namespace kernc::test

@@ -108,7 +108,7 @@ TEST_CASE("cache::Cache::get_or_compile compiles, then hits memory, then hits di
     REQUIRE(cache.store() != nullptr);
     first = cache.get_or_compile(program, sm80(), nvrtc());
     CHECK(first.outcome == CacheOutcome::compiled);
-    CHECK(kernc::test::is_hex_key(first.key));
+    CHECK(kernc::test::is_cache_key(first.key));
     CHECK(first.key == cache.key(program, sm80(), nvrtc()));
     CHECK(first.elapsed_ms > 0);
     REQUIRE(first.program != nullptr);
@@ -192,8 +192,8 @@ TEST_CASE("cache::Cache::get_or_compile recompiles a damaged entry and rewrites 
     reason = "checksum mismatch";
   }
   SUBCASE("the version field rewritten") {
-    damaged[8] = 2;
-    reason = "format version 2";
+    damaged[8] = 3;
+    reason = "format version 3";
   }
   kernc::platform::write_file_atomic(path, damaged);
 
@@ -213,7 +213,7 @@ TEST_CASE("cache::Cache::get_or_compile recompiles a damaged entry and rewrites 
   // The file was rewritten whole and valid.
   std::string rewritten = kernc::platform::read_file(path);
   CHECK(rewritten != damaged);
-  CHECK(rewritten[8] == 1);
+  CHECK(rewritten[8] == 2);
   check_entry_file(path, key, *result.program);
   CHECK(!has_temp_files(config.directory));
   Cache again(config);

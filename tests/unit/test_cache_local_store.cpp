@@ -44,7 +44,10 @@ namespace {
 
 constexpr int kOtherUid = 65534;  // "nobody"
 
-std::string key_of(const std::string& seed) { return kernc::platform::sha256_hex(seed); }
+// A key of the current shape ("<program>-<compiler>") made from `seed`.
+std::string key_of(const std::string& seed) {
+  return kernc::platform::sha256_hex(seed) + "-" + kernc::platform::sha256_hex("compiler").substr(0, 16);
+}
 
 // The bytes of a valid entry for `key` holding a binary of `binary_size` bytes.
 std::string entry_bytes(const std::string& key, size_t binary_size = 1000) {
@@ -59,7 +62,7 @@ std::string entry_bytes(const std::string& key, size_t binary_size = 1000) {
   kernc::CompilerIdentity identity;
   identity.library_path = "/lib/libnvrtc.so";
   identity.version = "13.0";
-  identity.library_sha256 = std::string(64, 'c');
+  identity.targets = {"sm_80"};
   return kernc::cache::encode_entry(key, program, identity);
 }
 

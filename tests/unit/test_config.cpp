@@ -80,7 +80,9 @@ TEST_CASE("config::Config::from_environment has defaults that say so") {
   CHECK(cache.directory == "/home/u/.cache/kernc");
   CHECK(cache.max_size == 4ull << 30);
   CHECK(cache.disk_enabled);
-  CHECK(config.compiler_paths().identity_memo_dir == "/home/u/.cache/kernc");
+  CHECK(cache.read_only_directories.empty());
+  CHECK(config.compile_policy.value == "auto");
+  CHECK(config.compile_policy.source == "default");
 }
 
 TEST_CASE("config::Config::from_environment reads every variable") {
@@ -91,7 +93,9 @@ TEST_CASE("config::Config::from_environment reads every variable") {
                                {"KERNC_CUDA_LIBRARY", "/opt/libcuda.so"},
                                {"CUDA_HOME", "/opt/cuda"},
                                {"CUDA_PATH", "/opt/other"},
-                               {"KERNC_LOG_LEVEL", "debug"}});
+                               {"KERNC_LOG_LEVEL", "debug"},
+                               {"KERNC_CACHE_PATH", "/opt/image-cache::/mnt/ro:"},
+                               {"KERNC_COMPILE", "never"}});
   CHECK(config.cache_max_size.value == 512ull << 20);
   CHECK(config.cache_max_size.source == "KERNC_CACHE_MAX_SIZE");
   CHECK(config.nvrtc_library.value == "/opt/nvrtc.so");
@@ -106,7 +110,11 @@ TEST_CASE("config::Config::from_environment reads every variable") {
   CHECK(paths.nvrtc_override == "/opt/nvrtc.so");
   CHECK(paths.hiprtc_override == "/opt/hiprtc.so");
   CHECK(paths.cuda_home == "/opt/cuda");
-  CHECK(paths.identity_memo_dir == "/c");
+  CHECK(config.compile_policy.value == "never");
+  CHECK(config.compile_policy.source == "KERNC_COMPILE");
+  CHECK(config.cache_path.source == "KERNC_CACHE_PATH");
+  // Empty items (a stray or doubled ':') are skipped, the order is kept.
+  CHECK(config.cache_config().read_only_directories == std::vector<std::string>{"/opt/image-cache", "/mnt/ro"});
   CHECK(config.cache_config().max_size == 512ull << 20);
 
   SUBCASE("CUDA_PATH when CUDA_HOME is unset") {
@@ -116,13 +124,24 @@ TEST_CASE("config::Config::from_environment reads every variable") {
   }
 }
 
+TEST_CASE("config::Config::from_environment reads KERNC_COMPILE as auto or never only") {
+  CHECK(config_from({{"KERNC_COMPILE", "auto"}}).compile_policy.value == "auto");
+  try {
+    config_from({{"KERNC_COMPILE", "no"}});
+    FAIL("KERNC_COMPILE=no was accepted");
+  } catch (const kernc::Error& error) {
+    CHECK(error.code() == kernc::ErrorCode::invalid_argument);
+    CHECK(std::string(error.what()) == "KERNC_COMPILE must be auto or never, not \"no\"");
+  }
+}
+
 TEST_CASE("config::Config::from_environment reads KERNC_CACHE_DISABLE as 0 or 1 only") {
   SUBCASE("1 turns the disk layer off") {
     Config config = config_from({{"HOME", "/home/u"}, {"KERNC_CACHE_DISABLE", "1"}});
     CHECK(config.cache_disabled.value);
     CHECK(config.cache_disabled.source == "KERNC_CACHE_DISABLE");
     CHECK_FALSE(config.cache_config().disk_enabled);
-    CHECK(config.compiler_paths().identity_memo_dir.empty());
+    CHECK(config.cache_config().read_only_directories.empty());
   }
   SUBCASE("0 leaves it on") {
     Config config = config_from({{"HOME", "/home/u"}, {"KERNC_CACHE_DISABLE", "0"}});

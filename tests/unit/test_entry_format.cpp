@@ -26,7 +26,7 @@ CompilerIdentity identity() {
   id.backend = kernc::Backend::cuda;
   id.library_path = "/usr/local/cuda/lib64/libnvrtc.so.13";
   id.version = "13.0";
-  id.library_sha256 = kernc::platform::sha256_hex("libnvrtc bytes");
+  id.targets = {"sm_80", "sm_90"};
   return id;
 }
 
@@ -94,7 +94,8 @@ TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
   CHECK(entry->program.compiler == program.compiler);
   CHECK(entry->program.compile_ms == doctest::Approx(program.compile_ms));
   CHECK(entry->metadata.at("compiler_library") == identity().library_path);
-  CHECK(entry->metadata.at("compiler_library_sha256") == identity().library_sha256);
+  CHECK(entry->metadata.at("compiler_tag") == identity().tag());
+  CHECK(entry->metadata.at("compiler_reported") == "nvrtc 13.0 sm_80 sm_90");
   CHECK(entry->metadata.at("backend") == "cuda");
   CHECK(entry->metadata.at("binary_kind") == "cubin");
   CHECK(entry->metadata.at("created").get<std::string>().size() == 20);  // 2026-01-01T00:00:00Z

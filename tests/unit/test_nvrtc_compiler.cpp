@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
 #include "temp_dir.hpp"
@@ -51,7 +54,9 @@ TEST_CASE("nvrtc::load_compiler reports what it loaded") {
   CHECK(identity.library_path.front() == '/');
   CHECK(!identity.version.empty());
   CHECK(contains(identity.version, "."));
-  CHECK(kernc::test::is_hex_key(identity.library_sha256));
+  CHECK(identity.targets == compiler.supported_targets());  // numeric order, as NVRTC reports them
+  CHECK(identity.reported() == identity.str() + " " + fmt::format("{}", fmt::join(identity.targets, " ")));
+  CHECK(identity.tag().size() == 16);
   CHECK(identity.str() == "nvrtc " + identity.version);
   CHECK(kernc::backend_built(kernc::Backend::cuda));
 }

@@ -23,6 +23,8 @@ struct CacheCommandOptions {
   std::string max_size;
   std::string key;
   std::string extract;
+  std::string spec;
+  std::string targets;
 };
 
 std::string local_time(std::time_t when) {
@@ -43,7 +45,8 @@ cache::LocalStore open_store(const Config& config) {
 }
 
 nlohmann::json stats_json(const CacheStats& s) {
-  return {{"memory_hits", s.memory_hits}, {"disk_hits", s.disk_hits},   {"compiles", s.compiles},
+  return {{"memory_hits", s.memory_hits}, {"disk_hits", s.disk_hits},   {"read_only_hits", s.read_only_hits},
+          {"fallback_hits", s.fallback_hits}, {"compiles", s.compiles},
           {"compile_failures", s.compile_failures}, {"compile_ms", s.compile_ms}, {"load_ms", s.load_ms},
           {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions}, {"store_failures", s.store_failures}};
 }
@@ -74,6 +77,8 @@ int run_stats(const CacheCommandOptions& options, const Config& config) {
              config.cache_max_size.source);
   fmt::print("memory hits       {}\n", stats.memory_hits);
   fmt::print("disk hits         {}\n", stats.disk_hits);
+  fmt::print("read only hits    {}\n", stats.read_only_hits);
+  fmt::print("fallback hits     {}\n", stats.fallback_hits);
   fmt::print("compiles          {}\n", stats.compiles);
   fmt::print("compile failures  {}\n", stats.compile_failures);
   fmt::print("compile time      {:.1f} ms\n", stats.compile_ms);
@@ -216,7 +221,13 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   inspect->add_option("key", options->key, "The key, or a unique prefix of it")->required();
   inspect->add_option("--extract", options->extract, "Write the entry's binary to this file");
 
-  auto run = [options, &global, stats, ls, verify, prune, clear, inspect]() -> int {
+  auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
+  add_format(check);
+  check->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required()->check(CLI::ExistingFile);
+  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, ...")
+      ->required();
+
+  auto run = [options, &global, stats, ls, verify, prune, clear, inspect, check]() -> int {
     Config config = resolve_config(global);
     if (stats->parsed()) return run_stats(*options, config);
     if (ls->parsed()) return run_ls(*options, config);
@@ -224,6 +235,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
     if (prune->parsed()) return run_prune(*options, config);
     if (clear->parsed()) return run_clear(config);
     if (inspect->parsed()) return run_inspect(*options, config);
+    if (check->parsed()) return run_cache_check(options->spec, options->targets, options->format, config);
     return kExitUsage;
   };
   return {sub, run};

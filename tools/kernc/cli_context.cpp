@@ -16,6 +16,7 @@ int exit_code_for(const Error& error) {
     case ErrorCode::no_device: return kExitNoGpu;
     case ErrorCode::driver:
     case ErrorCode::launch_config: return kExitEnvironment;
+    case ErrorCode::not_precompiled: return kExitNotPrecompiled;
   }
   return kExitInternal;
 }
@@ -25,6 +26,11 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
   app.add_flag("--no-cache", options.no_cache, "Do not use the disk cache (as KERNC_CACHE_DISABLE=1)");
   app.add_flag("--save-source", options.save_source,
                "Keep each compiled program's source next to its cache entry (as KERNC_SAVE_SOURCE=1)");
+  app.add_option("--cache-path", options.cache_path,
+                 "Read-only caches searched after the cache dir, DIR[:DIR...] (overrides KERNC_CACHE_PATH)");
+  app.add_option("--compile", options.compile_policy,
+                 "auto: compile what no cache holds; never: a missing kernel is an error (as KERNC_COMPILE)")
+      ->check(CLI::IsMember({"auto", "never"}));
   app.add_option("--log-level", options.log_level, "Library log level: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
@@ -34,6 +40,8 @@ Config resolve_config(const GlobalOptions& options) {
   if (!options.cache_dir.empty()) config.cache_dir.set(options.cache_dir, "--cache-dir");
   if (options.no_cache) config.cache_disabled.set(true, "--no-cache");
   if (options.save_source) config.save_sources.set(true, "--save-source");
+  if (!options.cache_path.empty()) config.cache_path.set(options.cache_path, "--cache-path");
+  if (!options.compile_policy.empty()) config.compile_policy.set(options.compile_policy, "--compile");
   if (!options.log_level.empty()) config.log_level.set(options.log_level, "--log-level");
   set_log_level(config.log_level.value);
   return config;

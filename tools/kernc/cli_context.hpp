@@ -26,6 +26,7 @@ enum ExitCode : int {
   kExitCacheDamaged = 5,   ///< `cache verify` found bad entries it did not remove
   kExitNotFound = 6,       ///< `cache inspect` found no such entry
   kExitNoGpu = 7,          ///< the command needs a GPU and there is none
+  kExitNotPrecompiled = 8, ///< compiling is off and a kernel is in no cache; `cache check` found gaps
   kExitInternal = 70,      ///< a bug in kernc
 };
 
@@ -38,6 +39,8 @@ struct GlobalOptions {
   bool no_cache = false;
   bool save_source = false;
   std::string log_level;
+  std::string compile_policy;
+  std::string cache_path;
 };
 
 /// Adds the global flags to `app`.
@@ -75,8 +78,22 @@ Subcommand setup_info(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global);
 Subcommand setup_run(CLI::App& app, const GlobalOptions& global);
 
-/// Runs precompile for a spec file (shared by `precompile` and `compile SPEC.json`).
-int run_precompile_spec(const std::string& spec_path, const std::string& target_list, unsigned jobs, bool list,
-                        bool quiet, const GlobalOptions& global);
+/// What `kernc precompile` is asked (shared by `precompile` and `compile SPEC.json`).
+struct PrecompileRequest {
+  std::string spec;
+  std::string targets;
+  unsigned jobs = 0;     ///< 0: the number of CPUs
+  bool list = false;     ///< print each variant's key instead of compiling
+  bool quiet = false;    ///< no progress
+  std::string format = "text";
+};
+
+/// `kernc cache check SPEC --target ...`: whether every variant of the spec can be served
+/// for those devices from the caches alone (architecture ladder included); exit 0 or 8.
+int run_cache_check(const std::string& spec_path, const std::string& target_list, const std::string& format,
+                    const Config& config);
+
+/// Runs precompile for a spec file.
+int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& global);
 
 }  // namespace kernc::cli

@@ -101,7 +101,10 @@ bool is_spec_file(const std::string& path) {
 int run_compile(const CompileCommandOptions& options, const GlobalOptions& global) {
   if (is_spec_file(options.file)) {
     // A spec file: every variant of its kernels, as `kernc precompile` does.
-    return run_precompile_spec(options.file, options.targets, 0, false, false, global);
+    PrecompileRequest request;
+    request.spec = options.file;
+    request.targets = options.targets;
+    return run_precompile_spec(request, global);
   }
   Config config = resolve_config(global);
   Program program = read_program(options);

@@ -21,8 +21,11 @@ nlohmann::json compiler_json(Backend backend, const Config& config) {
   try {
     auto compiler = load_compiler(backend, config.compiler_paths());
     const auto& id = compiler->identity();
-    return {{"available", true},       {"library", id.library_path},     {"version", id.version},
-            {"library_sha256", id.library_sha256}, {"supported_targets", compiler->supported_targets()}};
+    return {{"available", true},
+            {"library", id.library_path},
+            {"version", id.version},
+            {"cache_tag", id.tag()},
+            {"supported_targets", compiler->supported_targets()}};
   } catch (const Error& error) {
     return {{"available", false}, {"problem", error.what()}};
   }
@@ -57,6 +60,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
       {"cuda_driver", driver_json(config)},
       {"settings",
        {{"cache_dir", setting_json(config.cache_dir)},
+        {"cache_path", setting_json(config.cache_path)},
+        {"compile", setting_json(config.compile_policy)},
         {"cache_max_size", setting_json(config.cache_max_size)},
         {"cache_disabled", setting_json(config.cache_disabled)},
         {"save_sources", setting_json(config.save_sources)},
@@ -75,8 +80,9 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   for (const char* name : {"nvrtc", "hiprtc"}) {
     const auto& c = info[name];
     if (c["available"].get<bool>()) {
-      fmt::print("{:<8} {} ({})\n         targets: {}\n", name, c["version"].get<std::string>(),
-                 c["library"].get<std::string>(), fmt::join(c["supported_targets"].get<std::vector<std::string>>(), " "));
+      fmt::print("{:<8} {} ({})\n         cache tag: {}\n         targets: {}\n", name, c["version"].get<std::string>(),
+                 c["library"].get<std::string>(), c["cache_tag"].get<std::string>(),
+                 fmt::join(c["supported_targets"].get<std::vector<std::string>>(), " "));
     } else {
       fmt::print("{:<8} not available: {}\n", name, c["problem"].get<std::string>());
     }
@@ -96,6 +102,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
     fmt::print("  {:<20} {:<40} ({})\n", name, value.empty() ? "-" : value, source);
   };
   show("cache dir", config.cache_dir.value, config.cache_dir.source);
+  show("cache path", config.cache_path.value, config.cache_path.source);
+  show("compile", config.compile_policy.value, config.compile_policy.source);
   show("cache max size", format_size(config.cache_max_size.value), config.cache_max_size.source);
   show("cache disabled", config.cache_disabled.value ? "yes" : "no", config.cache_disabled.source);
   show("save sources", config.save_sources.value ? "yes" : "no", config.save_sources.source);

@@ -1,6 +1,9 @@
 // kernc precompile SPEC --target sm_80,sm_90,gfx90a [-j N]: build every variant a later
 // call could need for the spec's kernels and signatures, in parallel, into the cache.
 // `kernc compile SPEC.json` runs the same thing (see compile_command.cpp).
+//
+// A precompile exists to leave an artifact: it exits non-zero when any variant failed or
+// is not in the cache directory at the end, so that a CI job never ships an empty cache.
 
 #include <unistd.h>
 
@@ -10,6 +13,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_context.hpp"
 #include "kernc/kernels.hpp"
@@ -18,14 +22,6 @@
 namespace kernc::cli {
 
 namespace {
-
-struct PrecompileCommandOptions {
-  std::string spec;
-  std::string targets;
-  unsigned jobs = 0;
-  bool list = false;
-  bool quiet = false;
-};
 
 // Prints a failure, unless the same kernel already failed the same way for the same
 // target in another variant (one typo would otherwise print a dozen identical logs).
@@ -39,18 +35,47 @@ void print_failure(const PrecompileEvent& event, std::set<std::string>& seen) {
   if (failure) fmt::print(stderr, "{}\n", failure->log);
 }
 
+nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, const std::vector<Target>& targets,
+                            unsigned jobs, Cache& cache) {
+  nlohmann::json target_names = nlohmann::json::array();
+  for (const auto& target : targets) target_names.push_back(target.str());
+  nlohmann::json failures = nlohmann::json::array();
+  for (const auto& failure : summary.failures) {
+    failures.push_back({{"kernel", failure.kernel},
+                        {"variant", failure.description},
+                        {"target", failure.target.str()},
+                        {"code", to_string(failure.error->code())},
+                        {"error", failure.error->what()}});
+  }
+  return {{"programs", summary.total},
+          {"kernels", spec.kernels.size()},
+          {"targets", target_names},
+          {"compiled", summary.compiled},
+          {"cache_hits", summary.hits},
+          {"failed", summary.failed},
+          {"not_stored", summary.not_stored},
+          {"not_stored_reason", summary.not_stored_reason},
+          {"cache_dir", cache.store() ? cache.config().directory : ""},
+          {"seconds", summary.seconds},
+          {"jobs", jobs},
+          {"failures", failures}};
+}
+
 }  // namespace
 
-int run_precompile_spec(const std::string& spec_path, const std::string& target_list, unsigned jobs, bool list,
-                        bool quiet, const GlobalOptions& global) {
+int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& global) {
   Config config = resolve_config(global);
-  Spec spec = load_spec(spec_path);
+  Spec spec = load_spec(request.spec);
   std::vector<Target> targets;
-  for (const auto& name : split_list(target_list)) targets.push_back(Target::parse(name));
+  for (const auto& name : split_list(request.targets)) targets.push_back(Target::parse(name));
   if (targets.empty()) throw Error(ErrorCode::invalid_argument, "--target names no target");
-  Cache cache(config.cache_config());
+  // The artifact is the cache directory: read-only tiers are not consulted, so that a hit
+  // there never stands in for an entry the directory lacks.
+  CacheConfig cache_config = config.cache_config();
+  cache_config.read_only_directories.clear();
+  Cache cache(cache_config);
   Compilers compilers(config.compiler_paths());
-  if (list) {
+  if (request.list) {
     for (const auto& target : targets) {
       const Compiler& compiler = compilers.get(target.backend());
       for (const auto& variant : spec.variants()) {
@@ -60,8 +85,11 @@ int run_precompile_spec(const std::string& spec_path, const std::string& target_
     }
     return kExitOk;
   }
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
-  const bool progress = !quiet && ::isatty(STDOUT_FILENO);
+  const unsigned jobs = request.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : request.jobs;
+  // Progress goes to stderr: one line rewritten in place on a terminal, plain lines in a
+  // CI log, none with --quiet.
+  const bool show_progress = !request.quiet;
+  const bool terminal = ::isatty(STDERR_FILENO);
   std::set<std::string> seen_failures;
   std::mutex compilers_mutex;
   auto compiler_for = [&](Backend backend) -> const Compiler& {
@@ -71,44 +99,53 @@ int run_precompile_spec(const std::string& spec_path, const std::string& target_
   auto summary = precompile(spec, targets, cache, compiler_for, jobs,
                             [&](const PrecompileEvent& event, std::size_t done, std::size_t total) {
                               if (event.failed) {
-                                if (progress) fmt::print("\r\033[K");
-                                std::fflush(stdout);
+                                if (show_progress && terminal) fmt::print(stderr, "\r\033[K");
                                 print_failure(event, seen_failures);
                               }
-                              if (progress) {
-                                fmt::print("\r\033[K[{}/{}] {} {} {}", done, total, event.target.str(),
-                                           event.kernel, event.description);
-                                std::fflush(stdout);
-                              }
+                              if (!show_progress) return;
+                              const std::string line = fmt::format(
+                                  "[{}/{}] {} {} {}: {}", done, total, event.target.str(), event.kernel,
+                                  event.description, event.failed ? "failed" : to_string(event.outcome));
+                              fmt::print(stderr, terminal ? "\r\033[K{}" : "{}\n", line);
+                              std::fflush(stderr);
                             });
-  if (progress) fmt::print("\r\033[K");
-  fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} cache hit(s), {} failed "
-             "in {:.1f} s ({} jobs)\n",
-             summary.total, summary.total / targets.size(), spec.kernels.size(), targets.size(), summary.compiled,
-             summary.hits, summary.failed, summary.seconds, jobs);
+  if (show_progress && terminal) fmt::print(stderr, "\r\033[K");
+  if (request.format == "json") {
+    fmt::print("{}\n", summary_json(summary, spec, targets, jobs, cache).dump(2));
+  } else {
+    fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} cache hit(s), {} "
+               "failed in {:.1f} s ({} jobs)\n",
+               summary.total, summary.total / targets.size(), spec.kernels.size(), targets.size(), summary.compiled,
+               summary.hits, summary.failed, summary.seconds, jobs);
+  }
   if (summary.failed > seen_failures.size()) {
     fmt::print(stderr, "({} failure(s) repeated an error shown above in another variant)\n",
                summary.failed - seen_failures.size());
   }
-  if (summary.failed == 0) return kExitOk;
-  for (const auto& failure : summary.failures) {
-    if (failure.error->code() == ErrorCode::compile_failed) return kExitCompileFailed;
+  if (summary.not_stored > 0) {
+    fmt::print(stderr, "kernc: error: {} compiled program(s) are not in the cache directory{}, so the cache is "
+               "incomplete: {}\n",
+               summary.not_stored, cache.store() ? " " + cache.config().directory : "", summary.not_stored_reason);
   }
-  return exit_code_for(*summary.failures.front().error);
+  if (summary.failed > 0) {
+    for (const auto& failure : summary.failures) {
+      if (failure.error->code() == ErrorCode::compile_failed) return kExitCompileFailed;
+    }
+    return exit_code_for(*summary.failures.front().error);
+  }
+  return summary.not_stored > 0 ? kExitIo : kExitOk;
 }
 
 Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global) {
-  auto options = std::make_shared<PrecompileCommandOptions>();
+  auto request = std::make_shared<PrecompileRequest>();
   auto* sub = app.add_subcommand("precompile", "Compile every variant of a spec file's kernels into the cache");
-  sub->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required()->check(CLI::ExistingFile);
-  sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, ...")->required();
-  sub->add_option("-j,--jobs", options->jobs, "Parallel compiles (default: the number of CPUs)");
-  sub->add_flag("--list", options->list, "Print each variant's cache key instead of compiling");
-  sub->add_flag("-q,--quiet", options->quiet, "No progress display");
-  return {sub, [options, &global] {
-            return run_precompile_spec(options->spec, options->targets, options->jobs, options->list, options->quiet,
-                                       global);
-          }};
+  sub->add_option("spec", request->spec, "Spec file (JSON; see cache/SPEC.md)")->required()->check(CLI::ExistingFile);
+  sub->add_option("-t,--target", request->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, ...")->required();
+  sub->add_option("-j,--jobs", request->jobs, "Parallel compiles (default: the number of CPUs)");
+  sub->add_flag("--list", request->list, "Print each variant's cache key instead of compiling");
+  sub->add_flag("-q,--quiet", request->quiet, "No progress lines on stderr");
+  sub->add_option("--format", request->format, "Summary format")->check(CLI::IsMember({"text", "json"}));
+  return {sub, [request, &global] { return run_precompile_spec(*request, global); }};
 }
 
 }  // namespace kernc::cli

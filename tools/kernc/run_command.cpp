@@ -471,16 +471,20 @@ double median(std::vector<double> values) {
 std::string first_call_report(const CacheStats& before, const CacheStats& after, double wall_ms, std::size_t modules) {
   std::vector<std::string> parts;
   double cache_ms = 0;
-  if (auto n = after.compiles - before.compiles) {
-    cache_ms += after.compile_ms - before.compile_ms;
-    parts.push_back(fmt::format("compiled {} program(s) in {}", n, format_ms(after.compile_ms - before.compile_ms)));
-  }
-  if (auto n = after.disk_hits - before.disk_hits) {
+  // "compiles: N" always: a shipped cache is proven by "compiles: 0".
+  const auto compiles = after.compiles - before.compiles;
+  cache_ms += after.compile_ms - before.compile_ms;
+  parts.push_back(compiles ? fmt::format("compiles: {} in {}", compiles, format_ms(after.compile_ms - before.compile_ms))
+                           : std::string("compiles: 0"));
+  const auto disk = after.disk_hits - before.disk_hits;
+  const auto read_only = after.read_only_hits - before.read_only_hits;
+  if (disk + read_only > 0) {
     cache_ms += after.load_ms - before.load_ms;
-    parts.push_back(fmt::format("{} disk cache hit(s), read and checked in {}", n, format_ms(after.load_ms - before.load_ms)));
+    parts.push_back(fmt::format("{} disk cache hit(s){}, read and checked in {}", disk + read_only,
+                                read_only ? fmt::format(" ({} from read-only tiers)", read_only) : "",
+                                format_ms(after.load_ms - before.load_ms)));
   }
   if (auto n = after.memory_hits - before.memory_hits) parts.push_back(fmt::format("{} memory cache hit(s)", n));
-  if (parts.empty()) parts.push_back("nothing compiled or looked up");
   std::string joined;
   for (const auto& part : parts) joined += (joined.empty() ? "" : ", ") + part;
   return fmt::format("{}; module load, codegen and launch {} ({} module(s) loaded); first call {}", joined,
@@ -590,6 +594,11 @@ int execute(const Plan& plan, const RunCommandOptions& options, Engine& engine, 
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_time).count();
   fmt::print("compile {}\n", first_call_report(before, engine.cache().stats(), first_ms,
                                                 engine.loaded_modules() - modules_before));
+  for (const auto& module : engine.loaded()) {
+    fmt::print("binary  {} {}\n", module.choice,
+               module.location.empty() ? (module.outcome == CacheOutcome::compiled ? "(compiled here)" : "(memory)")
+                                       : "from " + module.location);
+  }
 
   // The arrays to show: the outputs, a raw kernel's writable array arguments, and any
   // array input --out names (to keep generated data).
@@ -649,6 +658,12 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
     return execute(plan, options, engine, device);
   } catch (const Error& error) {
     if (error.code() == ErrorCode::no_device) return no_gpu(error.what());
+    if (error.code() == ErrorCode::not_precompiled) {
+      std::fflush(stdout);
+      fmt::print(stderr, "kernc: run: {}\nkernc: to add it, where the cache is built: kernc precompile {} --target {}\n",
+                 error.what(), options.spec, device.target().str());
+      return kExitNotPrecompiled;
+    }
     throw;
   }
 }
