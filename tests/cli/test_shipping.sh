@@ -236,7 +236,7 @@ TEST "every kernel of a spec precompiled with one NVRTC runs with none loaded an
 expect_exit 0 kernc precompile "$SPEC" --target "$ARCH" -q
 export KERNC_NVRTC_LIBRARY=$NO_NVRTC KERNC_COMPILE=never
 run_every_kernel
-expect_equal "$(grep -vc "^binary +$ARCH cubin from $KERNC_CACHE_DIR\$" binaries.txt)" 0 "binaries not from the exact cubin"
+expect_equal "$(grep -vEc "^binary +$ARCH cubin from $KERNC_CACHE_DIR\$" binaries.txt)" 0 "binaries not from the exact cubin"
 # A call shape no signature lists is an error of its own, naming what to precompile.
 expect_exit 8 kernc run "$SPEC" --kernel saxpy --in a=2 --in x=arange:10:int32 --in y=ones:10:int32
 expect_contains "$ERR" 'kernel saxpy, signature "scalar int32, int32, int32 -> int32", layout contiguous-i32'
@@ -252,7 +252,7 @@ if [[ ${ARCH:3:1} == 8 ]]; then
 else
   expected="compute_80 PTX, JIT-compiled by the driver"
 fi
-expect_equal "$(grep -c "^binary +$expected" binaries.txt)" "$(wc -l <binaries.txt)" "binaries from $expected"
+expect_equal "$(grep -Ec "^binary +$expected" binaries.txt)" "$(wc -l <binaries.txt)" "binaries from $expected"
 echo "    $(head -n 1 binaries.txt)"
 fallbacks=$(wc -l <binaries.txt)
 [[ $ARCH == sm_80 ]] && fallbacks=0  # the exact cubin: not a fallback
@@ -264,7 +264,7 @@ chmod -R go-w image
 before=$(snapshot image)
 export KERNC_CACHE_PATH=$PWD/image KERNC_NVRTC_LIBRARY=$NO_NVRTC KERNC_COMPILE=never
 run_every_kernel
-expect_equal "$(grep -vc "^binary +$ARCH cubin from $PWD/image\$" binaries.txt)" 0 "binaries not from the tier"
+expect_equal "$(grep -vEc "^binary +$ARCH cubin from $PWD/image\$" binaries.txt)" 0 "binaries not from the tier"
 expect_equal "$(snapshot image)" "$before" "the read-only tier after use"
 expect_entry_count 0
 
