@@ -10,6 +10,7 @@
 
 #include "kernc/dtype.hpp"
 #include "kernc/runtime.hpp"
+#include "kernc/export.hpp"
 
 struct DLManagedTensor;
 
@@ -17,7 +18,7 @@ namespace kernc {
 
 /// A view of device memory: address of element [0, ..., 0], dtype, shape, strides in
 /// bytes (any sign; 0 for broadcast axes). It owns nothing.
-struct ArrayRef {
+struct KERNC_API ArrayRef {
   std::uint64_t data = 0;
   DType dtype = DType::float32;
   std::vector<std::int64_t> shape;
@@ -45,7 +46,7 @@ struct ArrayRef {
 
 /// A device array: an ArrayRef plus, when kernc allocated it, the memory it owns.
 /// Copies share the memory (like a shared_ptr).
-class DeviceArray {
+class KERNC_API DeviceArray {
  public:
   DeviceArray() = default;
   /// An uninitialised C-contiguous array.
@@ -91,7 +92,7 @@ class DeviceArray {
 
 /// A scalar argument: a value with the C type it came from. It is converted to its
 /// parameter's dtype with C's conversion rules (integer wrap-around included).
-struct Scalar {
+struct KERNC_API Scalar {
   DType dtype = DType::float64;
   long double real = 0;  ///< bool, integer and floating values (exact for 64-bit integers)
   long double imag = 0;
@@ -121,9 +122,9 @@ struct Scalar {
 };
 
 /// Host-side binary16 / bfloat16 conversions (round to nearest even), as the device does.
-std::uint16_t float_to_half(float value) noexcept;
-float half_to_float(std::uint16_t bits) noexcept;
-std::uint16_t float_to_bfloat16(float value) noexcept;
-float bfloat16_to_float(std::uint16_t bits) noexcept;
+KERNC_API std::uint16_t float_to_half(float value) noexcept;
+KERNC_API float half_to_float(std::uint16_t bits) noexcept;
+KERNC_API std::uint16_t float_to_bfloat16(float value) noexcept;
+KERNC_API float bfloat16_to_float(std::uint16_t bits) noexcept;
 
 }  // namespace kernc

@@ -14,11 +14,12 @@
 
 #include "kernc/compiler.hpp"
 #include "kernc/program.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
 /// How the cache is set up; filled from the environment by Config (config.hpp).
-struct CacheConfig {
+struct KERNC_API CacheConfig {
   std::string directory;                               ///< the disk store's root
   /// Read-only tiers searched after `directory`, in order, never written (KERNC_CACHE_PATH).
   std::vector<std::string> read_only_directories;
@@ -32,10 +33,10 @@ struct CacheConfig {
 
 /// Where a lookup was answered.
 enum class CacheOutcome { memory_hit, disk_hit, compiled };
-const char* to_string(CacheOutcome outcome) noexcept;
+KERNC_API const char* to_string(CacheOutcome outcome) noexcept;
 
 /// Counters of one Cache object (this process), or summed over processes on disk.
-struct CacheStats {
+struct KERNC_API CacheStats {
   std::uint64_t memory_hits = 0;
   std::uint64_t disk_hits = 0;       ///< hits in the user's disk cache
   std::uint64_t read_only_hits = 0;  ///< hits in a read-only tier (KERNC_CACHE_PATH)
@@ -52,7 +53,7 @@ struct CacheStats {
 };
 
 /// The answer to a lookup.
-struct CacheResult {
+struct KERNC_API CacheResult {
   std::shared_ptr<const CompiledProgram> program;
   CacheOutcome outcome = CacheOutcome::compiled;
   std::string key;        ///< "<64 hex>-<16 hex>" (see NOTE [ cache key ])
@@ -67,7 +68,7 @@ class Store;
 
 /// The facade over memory and disk. Thread-safe: lookups of different keys never wait
 /// for each other; concurrent lookups of one key compile it once.
-class Cache {
+class KERNC_API Cache {
  public:
   /// Never throws for an unusable directory: the disk layer is switched off and
   /// disk_problem() says why (logged once as a warning on the "kernc" logger).

@@ -6,11 +6,12 @@
 #include <map>
 #include <string>
 #include <vector>
+#include "kernc/export.hpp"
 
 namespace kernc {
 
 /// Options common to NVRTC and HIPRTC.
-struct CompileOptions {
+struct KERNC_API CompileOptions {
   /// C++ dialect: "c++11", "c++14", "c++17" or "c++20".
   std::string language_standard = "c++17";
   /// Preprocessor macros: name → value; an empty value means `-DNAME`.
@@ -29,10 +30,10 @@ struct CompileOptions {
 
 /// Throws kernc::Error(invalid_argument) naming the first malformed field
 /// (unknown standard, a define name that is not an identifier, an empty header name, ...).
-void validate(const CompileOptions& options);
+KERNC_API void validate(const CompileOptions& options);
 
 /// A stable byte string that identifies the options: equal for options that produce
 /// the same flags, different otherwise. It feeds the cache key (see NOTE [ cache key ]).
-std::string canonical_bytes(const CompileOptions& options);
+KERNC_API std::string canonical_bytes(const CompileOptions& options);
 
 }  // namespace kernc

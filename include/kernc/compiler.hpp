@@ -8,6 +8,7 @@
 
 #include "kernc/program.hpp"
 #include "kernc/target.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
@@ -17,7 +18,7 @@ namespace kernc {
 /// never by its file's path or bytes: one release installed from two packages (the
 /// toolkit, a pip wheel, a container layer) shares cache entries, and two releases never
 /// do (see NOTE [ cache key ] in src/cache/cache_key.hpp).
-struct CompilerIdentity {
+struct KERNC_API CompilerIdentity {
   Backend backend = Backend::cuda;
   std::string library_path;         ///< the file that was loaded (informational, not in the key)
   std::string version;              ///< the release it reports, e.g. "13.0"
@@ -32,7 +33,7 @@ struct CompilerIdentity {
 /// Compiles Programs for Targets of one backend. Thread-safe: compile() may be called
 /// from several threads at once; NVRTC compiles run in parallel, HIPRTC compiles take
 /// turns (see NOTE [ HIPRTC threads ] in src/compiler/hiprtc_compiler.cpp).
-class Compiler {
+class KERNC_API Compiler {
  public:
   virtual ~Compiler() = default;
   virtual Backend backend() const noexcept = 0;
@@ -49,7 +50,7 @@ class Compiler {
 };
 
 /// Where to look for the compiler libraries; filled from the environment at the edge (Config).
-struct CompilerLibraryPaths {
+struct KERNC_API CompilerLibraryPaths {
   std::string nvrtc_override;   ///< KERNC_NVRTC_LIBRARY: tried first and alone when set
   std::string hiprtc_override;  ///< KERNC_HIPRTC_LIBRARY
   std::string cuda_home;        ///< CUDA_HOME / CUDA_PATH, searched after the sonames
@@ -57,9 +58,9 @@ struct CompilerLibraryPaths {
 
 /// Loads the compiler of a backend. Throws kernc::Error(library_not_found) listing every
 /// path tried, or (backend_disabled) when this build left the backend out.
-std::shared_ptr<const Compiler> load_compiler(Backend backend, const CompilerLibraryPaths& paths);
+KERNC_API std::shared_ptr<const Compiler> load_compiler(Backend backend, const CompilerLibraryPaths& paths);
 
 /// Whether this build includes a backend (HIP needs hip/hiprtc.h at build time).
-bool backend_built(Backend backend) noexcept;
+KERNC_API bool backend_built(Backend backend) noexcept;
 
 }  // namespace kernc

@@ -9,6 +9,7 @@
 
 #include "kernc/cache.hpp"
 #include "kernc/compiler.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
@@ -23,7 +24,7 @@ struct Setting {
   }
 };
 
-struct Config {
+struct KERNC_API Config {
   Setting<std::string> cache_dir;
   /// Read-only cache tiers searched after cache_dir: directories separated by ':'
   /// (KERNC_CACHE_PATH). See cache/FORMAT.md, "Read-only tiers".
@@ -57,15 +58,15 @@ struct Config {
 /// Parses a size such as "1048576", "512M", "4G", "2GiB", "1.5G"; throws kernc::Error(invalid_argument)
 /// naming `what` and the text.
 /// Checks a compile policy ("auto" or "never"); throws kernc::Error(invalid_argument) naming `what`.
-void check_compile_policy(const std::string& policy, const std::string& what);
+KERNC_API void check_compile_policy(const std::string& policy, const std::string& what);
 
-std::uint64_t parse_size(const std::string& text, const std::string& what);
+KERNC_API std::uint64_t parse_size(const std::string& text, const std::string& what);
 
 /// Sets the level of the library's "kernc" logger ("trace" ... "off"); the library logs
 /// warnings only by default and never prints otherwise.
-void set_log_level(const std::string& level);
+KERNC_API void set_log_level(const std::string& level);
 
 /// Formats a byte count for people: "1.5 GiB", "320 KiB", "12 B".
-std::string format_size(std::uint64_t bytes);
+KERNC_API std::string format_size(std::uint64_t bytes);
 
 }  // namespace kernc

@@ -5,17 +5,18 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include "kernc/export.hpp"
 
 namespace kernc {
 
-struct GpuInfo {
+struct KERNC_API GpuInfo {
   int ordinal = 0;
   std::string name;
   int compute_capability = 0;  ///< e.g. 90 for an H100
   std::uint64_t memory_bytes = 0;
 };
 
-struct DriverInfo {
+struct KERNC_API DriverInfo {
   std::string library_path;
   int version = 0;  ///< e.g. 13000
   std::vector<GpuInfo> gpus;
@@ -23,6 +24,6 @@ struct DriverInfo {
 
 /// Loads libcuda and lists the GPUs. Throws kernc::Error(library_not_found) when there is
 /// no driver, or (compiler_api) naming the driver's error when cuInit fails (e.g. no device).
-DriverInfo probe_cuda_driver(const std::string& library_override);
+KERNC_API DriverInfo probe_cuda_driver(const std::string& library_override);
 
 }  // namespace kernc

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include "kernc/export.hpp"
 
 namespace kernc {
 
@@ -28,20 +29,20 @@ enum class DType {
 };
 
 /// NumPy's canonical name: "bool", "int8", ..., "complex128".
-const char* to_string(DType dtype) noexcept;
+KERNC_API const char* to_string(DType dtype) noexcept;
 /// Bytes per element.
-std::size_t itemsize(DType dtype) noexcept;
+KERNC_API std::size_t itemsize(DType dtype) noexcept;
 /// The type's name in device code, as the templates' prelude defines it ("float", "kernc::float16", ...).
-const char* device_type(DType dtype) noexcept;
+KERNC_API const char* device_type(DType dtype) noexcept;
 /// Parses a dtype name or one of NumPy's aliases ("float" → float64, "int" → int64, "f4",
 /// "single", ...); std::nullopt if it is none.
-std::optional<DType> parse_dtype(std::string_view name);
+KERNC_API std::optional<DType> parse_dtype(std::string_view name);
 /// Every dtype, in enum order.
-const DType* all_dtypes(std::size_t* count) noexcept;
+KERNC_API const DType* all_dtypes(std::size_t* count) noexcept;
 
-bool is_integer(DType dtype) noexcept;
-bool is_unsigned(DType dtype) noexcept;
-bool is_floating(DType dtype) noexcept;
-bool is_complex(DType dtype) noexcept;
+KERNC_API bool is_integer(DType dtype) noexcept;
+KERNC_API bool is_unsigned(DType dtype) noexcept;
+KERNC_API bool is_floating(DType dtype) noexcept;
+KERNC_API bool is_complex(DType dtype) noexcept;
 
 }  // namespace kernc

@@ -15,10 +15,11 @@
 #include "kernc/cache.hpp"
 #include "kernc/config.hpp"
 #include "kernc/runtime.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
-class Engine {
+class KERNC_API Engine {
  public:
   explicit Engine(Config config);
   ~Engine();
@@ -66,7 +67,7 @@ class Engine {
 };
 
 /// Options every kernel call takes.
-struct CallOptions {
+struct KERNC_API CallOptions {
   /// The stream to launch on; the default is the legacy default stream (see runtime.hpp).
   StreamRef stream;
   /// The GPU the arrays live on.
@@ -80,7 +81,7 @@ struct CallOptions {
 };
 
 /// An argument of a kernel call: an array (view or owning) or a scalar.
-class Arg {
+class KERNC_API Arg {
  public:
   Arg(const ArrayRef& array) : array_(array), is_array_(true) {}
   Arg(const DeviceArray& array) : array_(array.ref()), is_array_(true) {}

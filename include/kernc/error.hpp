@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "kernc/export.hpp"
 
 namespace kernc {
 
@@ -31,10 +32,10 @@ enum class ErrorCode {
 };
 
 /// Returns the snake_case name of an error code, e.g. "compile_failed".
-const char* to_string(ErrorCode code) noexcept;
+KERNC_API const char* to_string(ErrorCode code) noexcept;
 
 /// Everything that went into a compile that failed, so that a caller can show or store it.
-struct CompileFailure {
+struct KERNC_API CompileFailure {
   std::string program_name;          ///< the file name given to the compiler
   std::string target;                ///< e.g. "sm_90", "gfx90a:xnack-"
   std::string log;                   ///< the compiler's full log
@@ -43,7 +44,7 @@ struct CompileFailure {
 };
 
 /// The exception type thrown by every kernc API.
-class Error : public std::runtime_error {
+class KERNC_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message);
   Error(std::string message, CompileFailure failure);

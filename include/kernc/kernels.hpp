@@ -23,12 +23,13 @@
 #include "kernc/dtype.hpp"
 #include "kernc/error.hpp"
 #include "kernc/program.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
 /// The type of one argument: an array of a dtype, or a scalar of a C type (a scalar is
 /// converted to its parameter's type and never binds a type placeholder).
-struct ArgType {
+struct KERNC_API ArgType {
   DType dtype = DType::float32;
   bool scalar = false;
   static ArgType array(DType d) { return {d, false}; }
@@ -44,7 +45,7 @@ enum class LayoutKind {
 };
 
 /// A layout class: one of the few shapes of generated code per signature.
-struct Layout {
+struct KERNC_API Layout {
   LayoutKind kind = LayoutKind::contiguous;
   int rank = 0;          ///< for strided: 1..kMaxStridedRank; 0 otherwise
   bool index64 = false;  ///< 64-bit indexing (sizes or byte offsets past 2^31 - 1)
@@ -67,14 +68,14 @@ struct Layout {
 
 /// A call's types: one ArgType per input; per output, the dtype of the array passed,
 /// or std::nullopt when kernc allocates it; explicit placeholder bindings ("T" → float32).
-struct CallTypes {
+struct KERNC_API CallTypes {
   std::vector<ArgType> inputs;
   std::vector<std::optional<DType>> outputs;
   std::map<std::string, DType> bindings;
 };
 
 /// The outcome of type resolution: every parameter's concrete dtype.
-struct ResolvedTypes {
+struct KERNC_API ResolvedTypes {
   std::map<std::string, DType> placeholders;  ///< "T" → float32
   std::vector<DType> inputs;                  ///< per input parameter
   std::vector<DType> outputs;                 ///< per output parameter
@@ -83,9 +84,9 @@ struct ResolvedTypes {
 /// Parses a signature line of a spec file: "float32, scalar float32 -> float32".
 /// Inputs before "->", outputs after; "scalar " marks a scalar argument; an output may be
 /// "_" (allocated by kernc, type from resolution). Throws kernc::Error(invalid_argument).
-CallTypes parse_call_signature(const std::string& text);
+KERNC_API CallTypes parse_call_signature(const std::string& text);
 /// The inverse of parse_call_signature.
-std::string format_call_signature(const CallTypes& types);
+KERNC_API std::string format_call_signature(const CallTypes& types);
 
 namespace detail {
 struct ElementwiseDefinition;
@@ -93,7 +94,7 @@ struct ReductionDefinition;
 }  // namespace detail
 
 /// Options of an ElementwiseKernel beyond its four strings (CuPy's keyword arguments).
-struct ElementwiseOptions {
+struct KERNC_API ElementwiseOptions {
   std::string preamble;    ///< code before the kernel (device functions, macros)
   std::string loop_prep;   ///< code before the loop, inside the kernel
   std::string after_loop;  ///< code after the loop, inside the kernel
@@ -102,7 +103,7 @@ struct ElementwiseOptions {
 };
 
 /// CuPy's ElementwiseKernel: `operation` runs once per element of the broadcast shape.
-class ElementwiseKernel {
+class KERNC_API ElementwiseKernel {
  public:
   /// Parses and checks the definition; throws kernc::Error(invalid_argument) quoting what is wrong.
   ElementwiseKernel(std::string in_params, std::string out_params, std::string operation, std::string name,
@@ -136,7 +137,7 @@ class ElementwiseKernel {
 };
 
 /// Options of a ReductionKernel beyond its seven strings.
-struct ReductionOptions {
+struct KERNC_API ReductionOptions {
   std::string reduce_type;  ///< type of `a`/`b`; default: the first output's type
   std::string preamble;
   bool reduce_dims = true;
@@ -145,7 +146,7 @@ struct ReductionOptions {
 
 /// CuPy's ReductionKernel: map_expr per input element, reduce_expr(a, b) to combine,
 /// post_map_expr(a) per output. An empty identity means "none": empty reductions fail.
-class ReductionKernel {
+class KERNC_API ReductionKernel {
  public:
   ReductionKernel(std::string in_params, std::string out_params, std::string map_expr, std::string reduce_expr,
                   std::string post_map_expr, std::string identity, std::string name, ReductionOptions options = {});
@@ -181,7 +182,7 @@ struct RawState;
 
 /// CuPy's RawKernel: the user's code verbatim; the kernel is found by `name` when loaded
 /// (so it is usually extern "C"). Compiled on first use, per device.
-class RawKernel {
+class KERNC_API RawKernel {
  public:
   RawKernel(std::string code, std::string name, CompileOptions options = {});
   const std::string& name() const noexcept { return name_; }
@@ -204,7 +205,7 @@ class RawKernel {
 
 /// CuPy's RawModule: one translation unit with several kernels and globals; templates
 /// are reached through name expressions, whose lowered names the compiled program keeps.
-class RawModule {
+class KERNC_API RawModule {
  public:
   RawModule(std::string code, CompileOptions options = {}, std::vector<std::string> name_expressions = {},
             std::string name = "module");
@@ -230,12 +231,12 @@ class RawModule {
 /// The compile log with generated-code locations turned into the user's own: a line like
 /// `saxpy operation(1): error: ...` (NVRTC) or `saxpy operation:1:5: error: ...` (HIPRTC)
 /// reads `saxpy operation, line 1: error: ...`.
-std::string map_log_to_snippets(const std::string& log);
+KERNC_API std::string map_log_to_snippets(const std::string& log);
 
 /// The same error with map_log_to_snippets applied to its message and log (others unchanged).
-Error map_error_to_snippets(const Error& error);
+KERNC_API Error map_error_to_snippets(const Error& error);
 
 /// `source` with each line prefixed by its number, for showing generated code.
-std::string number_lines(const std::string& source);
+KERNC_API std::string number_lines(const std::string& source);
 
 }  // namespace kernc

@@ -18,11 +18,12 @@
 #include <vector>
 
 #include "kernc/dtype.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
 /// An array read from a .npy file, its elements in C order whatever the file's order.
-struct NpyArray {
+struct KERNC_API NpyArray {
   DType dtype = DType::float64;
   std::vector<std::int64_t> shape;  ///< empty for a 0-d array (one element)
   bool fortran_order = false;       ///< how the file stored it (data is C order regardless)
@@ -36,23 +37,23 @@ struct NpyArray {
 /// (invalid_argument) naming the file for anything that is not a .npy kernc can use: bad
 /// magic or version, a truncated or malformed header, an unknown, object, structured or
 /// bfloat16 ('V') dtype, data that is shorter or longer than the shape says.
-NpyArray read_npy(const std::string& path);
+KERNC_API NpyArray read_npy(const std::string& path);
 
 /// Decodes the bytes of a .npy file; `name` is used in error messages (read_npy's rules).
-NpyArray decode_npy(std::string_view bytes, const std::string& name);
+KERNC_API NpyArray decode_npy(std::string_view bytes, const std::string& name);
 
 /// Writes `data` (C order, shape's element count of `dtype`) as a .npy file, atomically.
 /// Throws kernc::Error(invalid_argument) for bfloat16 (see NOTE [ npy dtypes ]) or a
 /// negative extent, (io) when the file cannot be written.
-void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape, const void* data);
+KERNC_API void write_npy(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape, const void* data);
 
 /// The bytes write_npy writes.
-std::string encode_npy(DType dtype, const std::vector<std::int64_t>& shape, const void* data);
+KERNC_API std::string encode_npy(DType dtype, const std::vector<std::int64_t>& shape, const void* data);
 
 /// NumPy's type code of `dtype` ("<f4", "|b1"); throws kernc::Error(invalid_argument) for bfloat16.
-std::string npy_descr(DType dtype);
+KERNC_API std::string npy_descr(DType dtype);
 
 /// A shape as NumPy writes it: "()", "(3,)", "(2, 3)".
-std::string format_numpy_shape(const std::vector<std::int64_t>& shape);
+KERNC_API std::string format_numpy_shape(const std::vector<std::int64_t>& shape);
 
 }  // namespace kernc

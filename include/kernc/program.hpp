@@ -9,11 +9,12 @@
 
 #include "kernc/compile_options.hpp"
 #include "kernc/target.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
 /// Source code plus everything that decides how it compiles, except the target.
-struct Program {
+struct KERNC_API Program {
   std::string name = "kernel.cu";              ///< file name the compiler reports in its log
   std::string source;                          ///< the whole translation unit
   std::vector<std::string> name_expressions;   ///< e.g. "my_kernel<float, 4>"
@@ -21,7 +22,7 @@ struct Program {
 };
 
 /// What a compiler produced for one Program and one Target.
-struct CompiledProgram {
+struct KERNC_API CompiledProgram {
   Target target = Target::parse("sm_80");
   std::string binary;                           ///< cubin / PTX text / code object bytes
   std::map<std::string, std::string> lowered_names;  ///< name expression → mangled name

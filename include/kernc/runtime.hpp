@@ -19,6 +19,7 @@
 
 #include "kernc/program.hpp"
 #include "kernc/target.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
@@ -27,7 +28,7 @@ struct DeviceState;
 }
 
 /// A stream handle as the driver sees it (CUstream); nullptr is the legacy default stream.
-struct StreamRef {
+struct KERNC_API StreamRef {
   void* handle = nullptr;
 };
 
@@ -35,7 +36,7 @@ class Device;
 
 /// Device memory owned by this object; freed on destruction (tolerating a driver that has
 /// already shut down at process exit). Move-only.
-class DeviceBuffer {
+class KERNC_API DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(DeviceBuffer&& other) noexcept;
@@ -58,7 +59,7 @@ class DeviceBuffer {
 };
 
 /// A stream created by kernc; destroyed with the object. Move-only.
-class Stream {
+class KERNC_API Stream {
  public:
   Stream() = default;
   Stream(Stream&& other) noexcept;
@@ -77,7 +78,7 @@ class Stream {
 };
 
 /// A timing event. Move-only.
-class Event {
+class KERNC_API Event {
  public:
   Event() = default;
   Event(Event&& other) noexcept;
@@ -97,7 +98,7 @@ class Event {
 };
 
 /// What the driver reports about a kernel function.
-struct FunctionAttributes {
+struct KERNC_API FunctionAttributes {
   int registers = 0;
   int static_shared_bytes = 0;
   int max_dynamic_shared_bytes = 0;
@@ -107,7 +108,7 @@ struct FunctionAttributes {
 };
 
 /// Grid, block, dynamic shared memory and stream of one launch.
-struct LaunchConfig {
+struct KERNC_API LaunchConfig {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
@@ -116,7 +117,7 @@ struct LaunchConfig {
 
 /// A kernel function of a loaded module; cheap to copy. launch() is argument packing plus
 /// cuLaunchKernel: nothing is parsed, rendered or hashed.
-class Function {
+class KERNC_API Function {
  public:
   Function() = default;
   const std::string& name() const noexcept { return name_; }
@@ -141,7 +142,7 @@ class Function {
 };
 
 /// A module loaded into a device's primary context; unloaded with its last reference.
-class Module {
+class KERNC_API Module {
  public:
   Module() = default;
   /// The function named `name` (a lowered name for templates); throws kernc::Error(not_found).
@@ -157,7 +158,7 @@ class Module {
 };
 
 /// One GPU through its primary context. Device objects are cheap handles to shared state.
-class Device {
+class KERNC_API Device {
  public:
   /// The device with this ordinal, of a backend: CUDA through libcuda, HIP through
   /// libamdhip64 (compile-tested only: never run on AMD hardware). Throws

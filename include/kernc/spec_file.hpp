@@ -13,11 +13,12 @@
 #include "kernc/cache.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/export.hpp"
 
 namespace kernc {
 
 /// One kernel of a spec file, with the signatures it lists.
-struct SpecKernel {
+struct KERNC_API SpecKernel {
   std::variant<ElementwiseKernel, ReductionKernel, RawKernel, RawModule> kernel;
   std::vector<CallTypes> signatures;  ///< Elementwise and Reduction kernels only
   const std::string& name() const;
@@ -25,13 +26,13 @@ struct SpecKernel {
 };
 
 /// One program a spec needs, and what it is for.
-struct SpecVariant {
+struct KERNC_API SpecVariant {
   std::string kernel;       ///< the kernel's name
   std::string description;  ///< e.g. "float32, float32 -> float32 contiguous-i32"
   Program program;
 };
 
-struct Spec {
+struct KERNC_API Spec {
   std::vector<SpecKernel> kernels;
   /// Every program the runtime could request for the listed signatures: per
   /// Elementwise/Reduction signature, one per layout class it can select; one per
@@ -42,15 +43,15 @@ struct Spec {
 
 /// Parses a spec; `base_dir` resolves "code_file" paths. Throws kernc::Error(invalid_argument)
 /// naming the kernel and the field, for unknown fields too (a typo is never ignored).
-Spec parse_spec(const std::string& json_text, const std::string& base_dir);
+KERNC_API Spec parse_spec(const std::string& json_text, const std::string& base_dir);
 /// Reads and parses a spec file.
-Spec load_spec(const std::string& path);
+KERNC_API Spec load_spec(const std::string& path);
 
 /// Every layout class a call of `kernel` can select (fewer when no parameter is a non-raw array).
-std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types);
+KERNC_API std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types);
 
 /// What happened to one (variant, target) in precompile.
-struct PrecompileEvent {
+struct KERNC_API PrecompileEvent {
   std::string kernel;       ///< the variant's kernel name
   std::string description;  ///< the variant's description (signature and layout, or kind)
   Target target = Target::parse("sm_80");
@@ -61,7 +62,7 @@ struct PrecompileEvent {
   std::shared_ptr<Error> error;  ///< set when failed
 };
 
-struct PrecompileSummary {
+struct KERNC_API PrecompileSummary {
   std::size_t total = 0, compiled = 0, hits = 0, failed = 0;
   /// Variants that compiled (or hit) but are not in the disk cache at the end: no disk
   /// cache, an unwritable one, a failed write, or evicted by the size cap.
@@ -76,7 +77,7 @@ struct PrecompileSummary {
 /// then checks that each one is in the cache's disk store (PrecompileSummary::not_stored).
 /// `compiler_for` returns the compiler of a backend; `on_event` (called under a lock, in
 /// completion order) sees each result. Failures are collected, not thrown.
-PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& targets, Cache& cache,
+KERNC_API PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& targets, Cache& cache,
                              const std::function<const Compiler&(Backend)>& compiler_for, unsigned jobs,
                              const std::function<void(const PrecompileEvent&, std::size_t done, std::size_t total)>&
                                  on_event = {});

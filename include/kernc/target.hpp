@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "kernc/export.hpp"
 
 namespace kernc {
 
@@ -13,16 +14,16 @@ enum class Backend { cuda, hip };
 /// The kind of binary a compile produces.
 enum class BinaryKind { cubin, ptx, hsaco };
 
-const char* to_string(Backend backend) noexcept;
-const char* to_string(BinaryKind kind) noexcept;
+KERNC_API const char* to_string(Backend backend) noexcept;
+KERNC_API const char* to_string(BinaryKind kind) noexcept;
 /// Parses "cubin", "ptx" or "hsaco"; throws kernc::Error(invalid_argument) otherwise.
-BinaryKind parse_binary_kind(std::string_view text);
+KERNC_API BinaryKind parse_binary_kind(std::string_view text);
 
 /// One architecture to compile for, as the caller names it.
 ///
 /// CUDA: "sm_90" (cubin), "compute_90" (PTX), with NVRTC's suffixes "a" and "f"
 /// ("sm_90a"). HIP: "gfx90a", optionally with target features ("gfx90a:xnack-").
-class Target {
+class KERNC_API Target {
  public:
   /// Parses a target name; throws kernc::Error(invalid_argument) naming what was expected.
   static Target parse(std::string_view text);
@@ -61,6 +62,6 @@ class Target {
 ///   HIP gfxNNN:features: the exact target; then gfxNNN without features (built for any
 ///   xnack/sramecc setting).
 /// `device` must be an sm_ or gfx target.
-std::vector<Target> binary_ladder(const Target& device);
+KERNC_API std::vector<Target> binary_ladder(const Target& device);
 
 }  // namespace kernc

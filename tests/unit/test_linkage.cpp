@@ -59,3 +59,45 @@ TEST_CASE("linkage::libkernc needs none of the vendor libraries") {
   }
   CHECK(links_libc);
 }
+
+// include/kernc/export.hpp and src/kernc.map: the dynamic symbols of libkernc.so are the
+// public API — kernc:: declarations outside the internal namespaces, and the typeinfo and
+// vtables of public classes — and nothing else (no internals, no std:: or fmt:: instances).
+TEST_CASE("linkage::libkernc exports only the public API") {
+  auto [output, status] = run(std::string("nm -D --defined-only -C '") + KERNC_LIBRARY_FILE + "' 2>&1");
+  REQUIRE(status == 0);
+  std::vector<std::string> exported, stray;
+  size_t pos = 0;
+  while (pos < output.size()) {
+    size_t end = output.find('\n', pos);
+    if (end == std::string::npos) end = output.size();
+    std::string line = output.substr(pos, end - pos);
+    pos = end + 1;
+    // "0000000000012340 T kernc::version()": the name starts after the address and the type.
+    size_t first = line.find(' '), second = first == std::string::npos ? first : line.find(' ', first + 1);
+    if (second == std::string::npos) continue;
+    std::string name = line.substr(second + 1);
+    exported.push_back(name);
+    for (const char* prefix : {"typeinfo name for ", "typeinfo for ", "vtable for "}) {
+      if (kernc::test::starts_with(name, prefix)) name = name.substr(std::string(prefix).size());
+    }
+    bool is_public = kernc::test::starts_with(name, "kernc::");
+    for (const char* internal : {"kernc::detail::", "kernc::cache::", "kernc::compiler::", "kernc::dsl::",
+                                 "kernc::codegen::", "kernc::platform::", "kernc::(anonymous namespace)"}) {
+      is_public = is_public && !kernc::test::starts_with(name, internal);
+    }
+    if (!is_public) stray.push_back(line);
+  }
+  std::string listing;
+  for (const auto& line : stray) listing += line + "\n";
+  INFO("exported but not public API:\n" << listing);
+  CHECK(stray.empty());
+  // The check is only real if the public API is there: a few of its landmarks.
+  for (const char* symbol : {"kernc::version()", "kernc::Cache::get_or_compile(", "kernc::ElementwiseKernel::operator()(",
+                             "typeinfo for kernc::Error"}) {
+    INFO("missing: " << symbol);
+    bool found = false;
+    for (const auto& name : exported) found = found || kernc::test::starts_with(name, symbol);
+    CHECK(found);
+  }
+}

@@ -7,6 +7,7 @@
 
 #include "cli_context.hpp"
 #include "kernc/devices.hpp"
+#include "kernc/version.hpp"
 
 namespace kernc::cli {
 
@@ -54,7 +55,7 @@ nlohmann::json setting_json(const Setting<T>& setting) {
 int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   Config config = resolve_config(global);
   nlohmann::json info = {
-      {"version", KERNC_VERSION},
+      {"version", kernc::version()},
       {"nvrtc", compiler_json(Backend::cuda, config)},
       {"hiprtc", compiler_json(Backend::hip, config)},
       {"cuda_driver", driver_json(config)},
@@ -76,7 +77,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
     fmt::print("{}\n", info.dump(2));
     return kExitOk;
   }
-  fmt::print("kernc {}\n\n", KERNC_VERSION);
+  fmt::print("kernc {}\n\n", kernc::version());
   for (const char* name : {"nvrtc", "hiprtc"}) {
     const auto& c = info[name];
     if (c["available"].get<bool>()) {

@@ -6,11 +6,12 @@
 #include <fmt/format.h>
 
 #include "cli_context.hpp"
+#include "kernc/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace kernc::cli;
   CLI::App app{"kernc: compile GPU kernels at run time, with a cache you can trust", "kernc"};
-  app.set_version_flag("--version", KERNC_VERSION);
+  app.set_version_flag("--version", std::string(kernc::version()));
   app.require_subcommand(1);
   app.fallthrough();  // global flags may also follow the subcommand
   GlobalOptions global;
