@@ -154,6 +154,8 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
   for (size_t rung = 0; rung < targets.size(); ++rung) {
     const Target& target = targets[rung];
     const std::string program_key = cache::program_key(digest, target);
+    detail::logger().debug("{}: looking for {} (program key {}) in memory and {} tier(s)", program.name, target.str(),
+                           program_key, tiers.size());
     CacheResult result;
     if (auto [key, program_ptr] = memory_->find_program(program_key); program_ptr) {
       result.key = key;
@@ -187,6 +189,8 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
         result.outcome = CacheOutcome::disk_hit;
         result.location = tier->location();
         if (!answer(result)) continue;
+        detail::logger().info("{}: {} binary {} from {} ({:.2f} ms)", program.name, target.str(), key,
+                              tier->location(), load_ms);
         memory_->insert(key, result.program);
         std::lock_guard<std::mutex> lock(stats_mutex_);
         for (CacheStats* s : {&stats_, &unsaved_}) {
@@ -228,6 +232,12 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
   validate(program.options);
   CacheResult result;
   result.key = key(program, target, compiler);
+  // NOTE [ log levels ]: info says what was compiled or loaded from where; debug adds why
+  // (key material, misses, the binary chosen). Both are off at the default level (warn).
+  if (detail::logger().should_log(spdlog::level::debug)) {
+    detail::logger().debug("{} for {}: key {}; key material:\n{}", program.name, target.str(), result.key,
+                           key_material(program, target, compiler));
+  }
 
   auto count = [this](auto&& update) {
     std::lock_guard<std::mutex> lock(stats_mutex_);
@@ -282,6 +292,8 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
         result.outcome = CacheOutcome::disk_hit;
         result.location = tier->location();
         const bool own = tier == store_.get();
+        detail::logger().info("{} for {}: disk hit in {} ({:.2f} ms)", program.name, target.str(), tier->location(),
+                              load_ms);
         count([load_ms, own](CacheStats& s) {
           ++(own ? s.disk_hits : s.read_only_hits);
           s.load_ms += load_ms;
@@ -298,6 +310,8 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
       }
     }
     if (!result.program) {
+      detail::logger().debug("{} for {}: in no cache ({} tier(s) searched), compiling with {}", program.name,
+                             target.str(), tiers.size(), compiler.identity().str());
       CompiledProgram compiled;
       try {
         compiled = compiler.compile(program, target);
@@ -311,6 +325,9 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
       });
       result.program = std::make_shared<const CompiledProgram>(std::move(compiled));
       result.outcome = CacheOutcome::compiled;
+      detail::logger().info("{} for {}: compiled by {} in {:.1f} ms ({} bytes), key {}", program.name, target.str(),
+                            compiler.identity().str(), result.program->compile_ms, result.program->binary.size(),
+                            result.key);
       if (store_ && store_->writable()) {
         try {
           auto evicted = store_->put(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()));

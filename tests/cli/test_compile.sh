@@ -227,11 +227,11 @@ expect_exit 2 kernc compile k.cu -t sm_90 --emit hsaco
 expect_exit 2 kernc compile k.cu -t sm_90 --emit elf
 
 # ---------------------------------------------------------------------------------------------
-TEST "a missing input file exits 2"
-expect_exit 2 kernc compile missing.cu -t sm_90
+TEST "a missing input file exits 4"
+expect_exit 4 kernc compile missing.cu -t sm_90
 expect_contains "$ERR" "missing.cu"
 mkdir adir
-expect_exit 2 kernc compile adir -t sm_90
+expect_exit 4 kernc compile adir -t sm_90  # a directory is not a readable source file
 
 # ---------------------------------------------------------------------------------------------
 TEST "an unknown flag exits 2"

@@ -29,6 +29,8 @@ expect_exit 2 kernc run "$SPEC" --kernel saxpy --in x
 expect_contains "$ERR" "expected NAME=SOURCE"
 expect_exit 2 kernc run "$SPEC"
 expect_contains "$ERR" "--kernel is required"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:3:float32 --in y=ones:3:float32 --print --format json
+expect_contains "$ERR" "--print shows elements as text"
 expect_not_contains "$ERR" "no usable NVIDIA GPU"
 
 TEST "malformed sources exit 2 and say what was expected"
@@ -136,6 +138,17 @@ expect_contains "$OUT" "[1.0, 3.0, 5.0, 7.0, 9.0]"
 # The same program again: a disk cache hit in a new process.
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32
 expect_match "$OUT" '^compile +compiles: 0, 1 disk cache hit'
+
+TEST "run --format json is one JSON document"
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32 \
+  --repeat 3 --format json
+expect_json "$OUT" '[d["kernel"]["name"], d["kernel"]["kind"]]' '["saxpy", "elementwise"]'
+expect_json "$OUT" '[i["name"] for i in d["inputs"]]' '["a", "x", "y"]'
+expect_json "$OUT" 'd["first_call"]["compiles"]' 0
+expect_json "$OUT" 'd["binaries"][0]["target"] == d["device"]["arch"]' true
+expect_json "$OUT" 'd["time"]["launches"]' 3
+expect_json "$OUT" '[d["outputs"][0]["name"], d["outputs"][0]["dtype"], d["outputs"][0]["shape"]]' '["z", "float32", [5]]'
+expect_json "$OUT" '"min 1.0 max 9.0" in d["outputs"][0]["summary"]' true
 
 TEST "random sources print their seed, and the seed makes the same data"
 expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --in x=random:1000:float32

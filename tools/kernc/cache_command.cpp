@@ -144,9 +144,17 @@ int run_prune(const CacheCommandOptions& options, const Config& config) {
   auto store = open_store(config);
   std::uint64_t cap = options.max_size.empty() ? config.cache_max_size.value : parse_size(options.max_size, "--max-size");
   auto report = store.prune(cap);
-  fmt::print("removed {} entr{} ({}), {} remain; removed {} abandoned temp file(s)\n", report.removed,
-             report.removed == 1 ? "y" : "ies", format_size(report.freed_bytes), format_size(report.remaining_bytes),
-             report.temp_files_removed);
+  if (options.format == "json") {
+    fmt::print("{}\n", nlohmann::json{{"removed", report.removed},
+                                      {"freed_bytes", report.freed_bytes},
+                                      {"remaining_bytes", report.remaining_bytes},
+                                      {"temp_files_removed", report.temp_files_removed}}
+                           .dump(2));
+  } else {
+    fmt::print("removed {} entr{} ({}), {} remain; removed {} abandoned temp file(s)\n", report.removed,
+               report.removed == 1 ? "y" : "ies", format_size(report.freed_bytes), format_size(report.remaining_bytes),
+               report.temp_files_removed);
+  }
   if (report.removed > 0) {
     CacheStats delta;
     delta.evictions = report.removed;
@@ -155,10 +163,14 @@ int run_prune(const CacheCommandOptions& options, const Config& config) {
   return kExitOk;
 }
 
-int run_clear(const Config& config) {
+int run_clear(const CacheCommandOptions& options, const Config& config) {
   auto store = open_store(config);
   auto removed = store.clear();
-  fmt::print("removed {} entr{}\n", removed, removed == 1 ? "y" : "ies");
+  if (options.format == "json") {
+    fmt::print("{}\n", nlohmann::json{{"removed", removed}}.dump(2));
+  } else {
+    fmt::print("removed {} entr{}\n", removed, removed == 1 ? "y" : "ies");
+  }
   return kExitOk;
 }
 
@@ -215,7 +227,9 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   verify->add_flag("--fix", options->fix, "Remove the bad entries");
   auto* prune = sub->add_subcommand("prune", "Evict least recently used entries down to a size");
   prune->add_option("--max-size", options->max_size, "Size to prune to (default: KERNC_CACHE_MAX_SIZE)");
+  add_format(prune);
   auto* clear = sub->add_subcommand("clear", "Remove every entry");
+  add_format(clear);
   auto* inspect = sub->add_subcommand("inspect", "Show one entry's metadata");
   add_format(inspect);
   inspect->add_option("key", options->key, "The key, or a unique prefix of it")->required();
@@ -223,7 +237,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
 
   auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
   add_format(check);
-  check->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required()->check(CLI::ExistingFile);
+  check->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required();  // a missing file: exit 4
   check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, ...")
       ->required();
 
@@ -233,7 +247,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
     if (ls->parsed()) return run_ls(*options, config);
     if (verify->parsed()) return run_verify(*options, config);
     if (prune->parsed()) return run_prune(*options, config);
-    if (clear->parsed()) return run_clear(config);
+    if (clear->parsed()) return run_clear(*options, config);
     if (inspect->parsed()) return run_inspect(*options, config);
     if (check->parsed()) return run_cache_check(options->spec, options->targets, options->format, config);
     return kExitUsage;

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_context.hpp"
 #include "kernc/config.hpp"
@@ -30,6 +31,10 @@ struct CompileCommandOptions {
   bool line_info = false;
   bool debug = false;
   bool explain_key = false;
+  std::string format = "text";
+  unsigned jobs = 0;
+  /// The per-source flags given on the command line (a spec file refuses them).
+  std::vector<std::string> source_flags_given;
 };
 
 std::string file_stem(const std::string& path) {
@@ -100,12 +105,30 @@ bool is_spec_file(const std::string& path) {
 
 int run_compile(const CompileCommandOptions& options, const GlobalOptions& global) {
   if (is_spec_file(options.file)) {
-    // A spec file: every variant of its kernels, as `kernc precompile` does.
+    // A spec file: every variant of its kernels, as `kernc precompile` does. Its kernels
+    // carry their own options, so the flags that shape one source's compile would be
+    // silently ignored: they are an error instead.
+    if (!options.source_flags_given.empty()) {
+      std::string given;
+      for (const auto& flag : options.source_flags_given) given += (given.empty() ? "" : ", ") + flag;
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{} is a spec file: its kernels carry their own options, so {} do(es) not apply; use "
+                              "them with a source file, or set options in the spec (cache/SPEC.md)",
+                              options.file, given));
+    }
     PrecompileRequest request;
     request.spec = options.file;
     request.targets = options.targets;
+    request.format = options.format;
+    request.jobs = options.jobs;
     return run_precompile_spec(request, global);
   }
+  if (options.jobs != 0) {
+    throw Error(ErrorCode::invalid_argument, "-j/--jobs applies to a spec file only; a source file compiles its "
+                                             "targets one after another");
+  }
+  const bool json = options.format == "json";
+  nlohmann::json report = {{"file", options.file}, {"targets", nlohmann::json::array()}};
   Config config = resolve_config(global);
   Program program = read_program(options);
   std::vector<Target> targets = parse_targets(options);
@@ -118,8 +141,28 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
     const Compiler* compiler = nullptr;
     try {
       compiler = &compilers.get(target.backend());
-      if (options.explain_key) fmt::print("{}", cache.key_material(program, target, *compiler));
+      std::string material;
+      if (options.explain_key) {
+        material = cache.key_material(program, target, *compiler);
+        if (!json) fmt::print("{}", material);
+      }
       CacheResult result = cache.get_or_compile(program, target, *compiler);
+      const std::string path = output_path(options, target, targets.size());
+      if (!path.empty()) platform::write_file_atomic(path, result.program->binary, 0644);
+      if (json) {
+        nlohmann::json row = {{"target", target.str()},
+                              {"outcome", to_string(result.outcome)},
+                              {"elapsed_ms", result.elapsed_ms},
+                              {"binary_kind", extension(target.binary_kind())},
+                              {"size_bytes", result.program->binary.size()},
+                              {"key", result.key},
+                              {"lowered_names", result.program->lowered_names},
+                              {"log", result.program->log},
+                              {"output", path}};
+        if (options.explain_key) row["key_material"] = material;
+        report["targets"].push_back(row);
+        continue;
+      }
       fmt::print("{:<16} {:<12} {:>9.2f} ms  {:<5} {:>10}  key {}\n", target.str(), to_string(result.outcome),
                  result.elapsed_ms, extension(target.binary_kind()), format_size(result.program->binary.size()),
                  short_key(result.key));
@@ -128,12 +171,17 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
       }
       std::fflush(stdout);  // keep stdout and stderr lines in order on a terminal
       if (!result.program->log.empty()) fmt::print(stderr, "{} compiler log:\n{}\n", target.str(), result.program->log);
-      if (auto path = output_path(options, target, targets.size()); !path.empty()) {
-        platform::write_file_atomic(path, result.program->binary, 0644);
-        fmt::print("    wrote {}\n", path);
-      }
+      if (!path.empty()) fmt::print("    wrote {}\n", path);
     } catch (const Error& error) {
-      fmt::print("{:<16} {}\n", target.str(), error.code() == ErrorCode::compile_failed ? "FAILED" : "ERROR");
+      if (json) {
+        report["targets"].push_back({{"target", target.str()},
+                                     {"outcome", "failed"},
+                                     {"code", to_string(error.code())},
+                                     {"error", error.what()},
+                                     {"log", error.compile_failure() ? error.compile_failure()->log : ""}});
+      } else {
+        fmt::print("{:<16} {}\n", target.str(), error.code() == ErrorCode::compile_failed ? "FAILED" : "ERROR");
+      }
       std::fflush(stdout);
       fmt::print(stderr, "kernc: error: {}\n", error.what());
       if (const auto* failure = error.compile_failure()) {
@@ -145,8 +193,17 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
     }
   }
   auto stats = cache.stats();
+  if (json) {
+    report["summary"] = {{"targets", targets.size()},
+                         {"compiled", stats.compiles},
+                         {"cache_hits", stats.memory_hits + stats.disk_hits + stats.read_only_hits},
+                         {"failed", stats.compile_failures},
+                         {"corrupt_entries_replaced", stats.corrupt_entries}};
+    fmt::print("{}\n", report.dump(2));
+    return status;
+  }
   fmt::print("{} target(s): {} compiled, {} cache hit(s), {} failed; {} corrupt entr{} replaced\n", targets.size(),
-             stats.compiles, stats.memory_hits + stats.disk_hits, stats.compile_failures, stats.corrupt_entries,
+             stats.compiles, stats.memory_hits + stats.disk_hits + stats.read_only_hits, stats.compile_failures, stats.corrupt_entries,
              stats.corrupt_entries == 1 ? "y" : "ies");
   return status;
 }
@@ -156,7 +213,8 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
 Subcommand setup_compile(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<CompileCommandOptions>();
   auto* sub = app.add_subcommand("compile", "Compile a CUDA/HIP source file (or every kernel of a .json spec file) for one or more targets, through the cache");
-  sub->add_option("file", options->file, "Source file (.cu), or a spec file (.json)")->required()->check(CLI::ExistingFile);
+  // Not CLI::ExistingFile: a missing file is an I/O error (exit 4), as everywhere else.
+  sub->add_option("file", options->file, "Source file (.cu), or a spec file (.json)")->required();
   sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, ...")
       ->required();
   sub->add_option("--emit", options->emit, "Binary kind: cubin or ptx (CUDA), hsaco (HIP)")
@@ -176,7 +234,15 @@ Subcommand setup_compile(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--flag", options->raw_flags, "A raw compiler flag, passed and hashed verbatim")
       ->allow_extra_args(false);
   sub->add_flag("--explain-key", options->explain_key, "Print what the cache key hashes, per target");
-  return {sub, [options, &global] { return run_compile(*options, global); }};
+  sub->add_option("--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("-j,--jobs", options->jobs, "Spec files: parallel compiles (default: the number of CPUs)");
+  return {sub, [options, &global, sub] {
+            for (const char* flag : {"--emit", "--output", "--name-expression", "--define", "--include-dir", "--header",
+                                     "--std", "--fast-math", "--line-info", "--debug", "--flag", "--explain-key"}) {
+              if (sub->count(flag) > 0) options->source_flags_given.push_back(flag);
+            }
+            return run_compile(*options, global);
+          }};
 }
 
 }  // namespace kernc::cli

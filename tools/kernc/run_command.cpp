@@ -15,6 +15,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_context.hpp"
 #include "dsl/definitions.hpp"
@@ -47,6 +48,18 @@ struct RunCommandOptions {
   unsigned repeat = 0;
   int device = 0;
   bool print = false;
+  std::string format = "text";
+};
+
+// What a run reports: lines for people, or (--format json) one JSON document at the end.
+struct RunReport {
+  bool json = false;
+  nlohmann::json doc = nlohmann::json::object();
+  /// Prints a text line (text mode only).
+  template <class... Args>
+  void line(fmt::format_string<Args...> format, Args&&... args) {
+    if (!json) fmt::print(format, std::forward<Args>(args)...);
+  }
 };
 
 constexpr unsigned kDefaultBlock = 256;     // raw kernels without --block
@@ -421,6 +434,9 @@ Plan make_plan(const Spec& spec, const RunCommandOptions& options) {
   Plan plan;
   plan.entry = &find_kernel(spec, options.kernel);
   check_options_for(options, *plan.entry);
+  if (options.print && options.format == "json") {
+    throw usage("--print shows elements as text; with --format json, write outputs with --out NAME=FILE.npy");
+  }
   plan.out_files = parse_out_files(options);
   if (const auto* k = std::get_if<ElementwiseKernel>(&plan.entry->kernel)) {
     plan_dsl_call(*k, options, plan);
@@ -436,26 +452,32 @@ Plan make_plan(const Spec& spec, const RunCommandOptions& options) {
 // Showing results.
 
 // One result array, downloaded: summary or file, and every element with --print.
-void report_output(const std::string& name, const DeviceArray& array, const Plan& plan, bool print) {
+void report_output(const std::string& name, const DeviceArray& array, const Plan& plan, bool print, RunReport& report) {
   std::string data(static_cast<std::size_t>(array.size()) * itemsize(array.dtype()), '\0');
   if (!data.empty()) array.to_host(data.data());
   DType dtype = array.dtype();
   const std::string label = fmt::format("{} {}", to_string(dtype), format_numpy_shape(array.shape()));
+  nlohmann::json row = {{"name", name}, {"dtype", to_string(dtype)}, {"shape", array.shape()}};
   if (auto file = plan.out_files.find(name); file != plan.out_files.end()) {
+    row["file"] = file->second;
     if (dtype == DType::bfloat16) {
       // See NOTE [ npy dtypes ]: NumPy has no bfloat16; float32 holds every value exactly.
       std::vector<float> widened(static_cast<std::size_t>(array.size()));
       for (std::size_t k = 0; k < widened.size(); ++k) widened[k] = static_cast<float>(element_at(dtype, data, static_cast<std::int64_t>(k)).re);
       write_npy(file->second, DType::float32, array.shape(), widened.data());
-      fmt::print("output  {} = {} written to {} as float32 (NumPy has no bfloat16)\n", name, label, file->second);
+      row["file_dtype"] = "float32";
+      report.line("output  {} = {} written to {} as float32 (NumPy has no bfloat16)\n", name, label, file->second);
     } else {
       write_npy(file->second, dtype, array.shape(), data.data());
-      fmt::print("output  {} = {} written to {}\n", name, label, file->second);
+      report.line("output  {} = {} written to {}\n", name, label, file->second);
     }
   } else {
-    fmt::print("output  {} = {}  {}\n", name, label, summarize(dtype, data, array.size()));
+    const std::string summary = summarize(dtype, data, array.size());
+    row["summary"] = summary;
+    report.line("output  {} = {}  {}\n", name, label, summary);
   }
-  if (print) print_elements(dtype, data, array.shape());
+  report.doc["outputs"].push_back(row);
+  if (print && !report.json) print_elements(dtype, data, array.shape());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -506,15 +528,20 @@ int no_gpu(const std::string& reason) {
   return kExitNoGpu;
 }
 
-int execute(const Plan& plan, const RunCommandOptions& options, Engine& engine, const Device& device) {
+int execute(const Plan& plan, const RunCommandOptions& options, Engine& engine, const Device& device,
+            RunReport& report) {
   const SpecKernel& entry = *plan.entry;
-  fmt::print("kernel  {} ({}) on GPU {}: {} ({})\n", entry.name(), entry.kind(), device.ordinal(), device.name(),
-             device.target().str());
+  report.line("kernel  {} ({}) on GPU {}: {} ({})\n", entry.name(), entry.kind(), device.ordinal(), device.name(),
+              device.target().str());
+  report.doc["kernel"] = {{"name", entry.name()}, {"kind", entry.kind()}};
+  report.doc["device"] = {{"ordinal", device.ordinal()}, {"name", device.name()}, {"arch", device.target().str()}};
+  report.doc["outputs"] = nlohmann::json::array();
   // Every argument on the device; `uploaded[k]` is plan.inputs[k]'s array (kept alive here).
   std::vector<std::optional<DeviceArray>> uploaded;
   auto to_args = [&](const std::vector<Argument>& arguments, std::vector<Arg>& args, const char* role) {
     for (const auto& arg : arguments) {
-      fmt::print("{:<7} {} = {}\n", role, arg.name, arg.value.description);
+      report.line("{:<7} {} = {}\n", role, arg.name, arg.value.description);
+      report.doc[std::string(role) + "s"].push_back({{"name", arg.name}, {"source", arg.value.description}});
       if (!arg.value.is_array) {
         args.emplace_back(arg.value.scalar);
         uploaded.emplace_back();
@@ -543,7 +570,8 @@ int execute(const Plan& plan, const RunCommandOptions& options, Engine& engine, 
   for (const auto& array : uploaded) {
     if (array) upload_bytes += static_cast<double>(array->size()) * static_cast<double>(itemsize(array->dtype()));
   }
-  fmt::print("setup   {} uploaded in {}\n", format_bytes(upload_bytes), format_ms(upload_ms));
+  report.line("setup   {} uploaded in {}\n", format_bytes(upload_bytes), format_ms(upload_ms));
+  report.doc["setup"] = {{"upload_bytes", upload_bytes}, {"upload_ms", upload_ms}};
   std::fflush(stdout);
 
   CallOptions call;
@@ -590,12 +618,26 @@ int execute(const Plan& plan, const RunCommandOptions& options, Engine& engine, 
   launch();
   device.synchronize();
   double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_time).count();
-  fmt::print("compile {}\n", first_call_report(before, engine.cache().stats(), first_ms,
-                                                engine.loaded_modules() - modules_before));
+  const CacheStats after = engine.cache().stats();
+  report.line("compile {}\n", first_call_report(before, after, first_ms, engine.loaded_modules() - modules_before));
+  report.doc["first_call"] = {{"compiles", after.compiles - before.compiles},
+                              {"compile_ms", after.compile_ms - before.compile_ms},
+                              {"disk_hits", after.disk_hits - before.disk_hits},
+                              {"read_only_hits", after.read_only_hits - before.read_only_hits},
+                              {"memory_hits", after.memory_hits - before.memory_hits},
+                              {"fallback_hits", after.fallback_hits - before.fallback_hits},
+                              {"modules_loaded", engine.loaded_modules() - modules_before},
+                              {"ms", first_ms}};
+  report.doc["binaries"] = nlohmann::json::array();
   for (const auto& module : engine.loaded()) {
-    fmt::print("binary  {} {}\n", module.choice,
-               module.location.empty() ? (module.outcome == CacheOutcome::compiled ? "(compiled here)" : "(memory)")
-                                       : "from " + module.location);
+    report.line("binary  {} {}\n", module.choice,
+                module.location.empty() ? (module.outcome == CacheOutcome::compiled ? "(compiled here)" : "(memory)")
+                                        : "from " + module.location);
+    report.doc["binaries"].push_back({{"choice", module.choice},
+                                      {"target", module.program->target.str()},
+                                      {"outcome", to_string(module.outcome)},
+                                      {"location", module.location},
+                                      {"key", module.key}});
   }
 
   // The arrays to show: the outputs, a raw kernel's writable array arguments, and any
@@ -631,12 +673,15 @@ int execute(const Plan& plan, const RunCommandOptions& options, Engine& engine, 
     }
     const double mid = median(times);
     const double best = *std::min_element(times.begin(), times.end());
-    fmt::print("time    median {}, min {} over {} launch(es) after 1 warm-up; {:.2f} GB/s effective "
-               "({} of array inputs and outputs per launch)\n",
-               format_ms(mid), format_ms(best), options.repeat, mid > 0 ? bytes / (mid * 1e-3) / 1e9 : 0.0,
-               format_bytes(bytes));
+    const double gb_per_s = mid > 0 ? bytes / (mid * 1e-3) / 1e9 : 0.0;
+    report.line("time    median {}, min {} over {} launch(es) after 1 warm-up; {:.2f} GB/s effective "
+                "({} of array inputs and outputs per launch)\n",
+                format_ms(mid), format_ms(best), options.repeat, gb_per_s, format_bytes(bytes));
+    report.doc["time"] = {{"median_ms", mid},   {"min_ms", best},          {"launches", options.repeat},
+                          {"gb_per_s", gb_per_s}, {"bytes_per_launch", bytes}};
   }
-  for (const auto& [name, array] : shown) report_output(name, array, plan, options.print);
+  for (const auto& [name, array] : shown) report_output(name, array, plan, options.print, report);
+  if (report.json) fmt::print("{}\n", report.doc.dump(2));
   return kExitOk;
 }
 
@@ -653,7 +698,9 @@ int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
     return no_gpu(error.what());
   }
   try {
-    return execute(plan, options, engine, device);
+    RunReport report;
+    report.json = options.format == "json";
+    return execute(plan, options, engine, device, report);
   } catch (const Error& error) {
     if (error.code() == ErrorCode::no_device) return no_gpu(error.what());
     if (error.code() == ErrorCode::not_precompiled) {
@@ -698,7 +745,7 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "  kernc run examples/kernels.json --kernel scaling --function 'axpby<float>' --arg 2:float32 \\\n"
       "      --arg random:4096:float32 --arg 0.5:float32 --arg ones:4096:float32 --arg 4096",
       kSourceSyntax, kPrintLimit));
-  sub->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required()->check(CLI::ExistingFile);
+  sub->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required();  // a missing file: exit 4
   sub->add_option("-k,--kernel", options->kernel, "The kernel to run, by its name in the spec")->required();
   sub->add_option("--function", options->function, "raw_module kernels: the function or name expression to launch");
   sub->add_option("--in", options->inputs, "NAME=SOURCE: the value of parameter NAME (see SOURCE below)")
@@ -720,6 +767,8 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--repeat", options->repeat, "Time N launches after the first with CUDA events");
   sub->add_option("--device", options->device, "GPU ordinal")->check(CLI::NonNegativeNumber);
   sub->add_flag("--print", options->print, "Print every element of the outputs (at most 1000)");
+  sub->add_option("--format", options->format, "Output format: text, or one JSON document (--print does not apply)")
+      ->check(CLI::IsMember({"text", "json"}));
   return {sub, [options, &global] { return run_run(*options, global); }};
 }
 
