@@ -65,15 +65,22 @@ class KERNC_API DeviceArray {
   std::int64_t size() const noexcept { return view_.size(); }
   bool owns_memory() const noexcept { return buffer_ != nullptr; }
 
-  /// Copies the elements to host memory in C order (non-contiguous views are gathered on
-  /// the device first). Synchronises with `stream`.
+  /// Copies the elements to host memory in C order, itemsize(dtype()) bytes each. A
+  /// non-contiguous view copies the bytes it spans and picks its elements on the host.
+  /// Synchronises with `stream`.
   void to_host(void* host, StreamRef stream = {}) const;
+  /// The elements as a vector of T; throws kernc::Error(invalid_argument) naming both types
+  /// unless sizeof(T) is the item size of dtype() (to_host_vector<float> of a float64 array).
   template <class T>
   std::vector<T> to_host_vector(StreamRef stream = {}) const {
+    check_host_element(sizeof(T), "to_host_vector");
     std::vector<T> out(static_cast<std::size_t>(size()));
     to_host(out.data(), stream);
     return out;
   }
+
+  /// Throws kernc::Error(invalid_argument) unless `bytes` is the item size of dtype().
+  void check_host_element(std::size_t bytes, const char* what) const;
 
   /// Exports as a DLPack tensor (kDLCUDA); the tensor keeps this array's memory alive
   /// until its deleter runs. Strides are in elements, as DLPack wants; byte strides that

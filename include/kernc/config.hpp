@@ -31,7 +31,7 @@ struct KERNC_API Config {
   Setting<std::string> cache_path;
   /// "auto" (compile what the caches lack) or "never" (a kernel missing from every cache
   /// is an ErrorCode::not_precompiled error; no compiler is loaded) — KERNC_COMPILE.
-  Setting<std::string> compile_policy;
+  Setting<std::string> compile_policy{"auto", "default"};
   Setting<std::uint64_t> cache_max_size;
   Setting<bool> cache_disabled;
   Setting<bool> save_sources;

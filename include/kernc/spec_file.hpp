@@ -2,7 +2,7 @@
 /// \file
 /// Spec files: kernels of every kind in one JSON document, with the dtype signatures to
 /// prepare, so that `kernc precompile` can build every variant a later call could ask
-/// for. The format is documented in cache/SPEC.md.
+/// for. The format is documented in docs/spec-format.md.
 
 #include <functional>
 #include <memory>

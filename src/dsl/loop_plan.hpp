@@ -1,6 +1,6 @@
 #pragma once
 // How an elementwise call iterates: NumPy broadcasting, dimension collapsing, and the
-// layout class that picks the generated program (see cache/SPEC.md, "Variants").
+// layout class that picks the generated program (see docs/spec-format.md, "Variants").
 // Pure host code: unit-tested without a GPU.
 
 #include <cstdint>

@@ -16,7 +16,13 @@ Engine::~Engine() = default;
 
 Engine& Engine::global() {
   // Never destroyed: kernels may run from static destructors of the host program.
-  static Engine* engine = new Engine(Config::from_environment());
+  static Engine* engine = [] {
+    Config config = Config::from_environment();
+    // KERNC_LOG_LEVEL is documented as the library logger's level: a host program that
+    // uses the global engine gets it applied; one that builds its own Config decides.
+    if (config.log_level.source != "default") set_log_level(config.log_level.value);
+    return new Engine(std::move(config));
+  }();
   return *engine;
 }
 

@@ -15,11 +15,32 @@ namespace detail {
 
 namespace {
 
+// The driver's parameter sizes of `function`, asked once per kernel object and name.
+// cuFuncGetParamInfo is asked index by index until it fails (CUDA 13 has no count), and
+// each failure is an API error under compute-sanitizer: so only where the declaration
+// does not say enough, and never twice (issue 15, item 5).
+const std::vector<std::size_t>& sizes_once(RawState& state, const Function& function) {
+  std::lock_guard<std::mutex> lock(state.mutex);
+  auto found = state.parameter_sizes.find(function.name());
+  if (found == state.parameter_sizes.end()) {
+    found = state.parameter_sizes.emplace(function.name(), function.parameter_sizes()).first;
+  }
+  return found->second;
+}
+
 // Packs `args` for `function`, checking them against what is known of its parameters.
-void launch_checked(const Function& function, const std::optional<std::vector<DeclaredParam>>& declared,
-                    const LaunchConfig& config, const std::vector<Arg>& args) {
+void launch_checked(RawState& state, const Function& function,
+                    const std::optional<std::vector<DeclaredParam>>& declared, const LaunchConfig& config,
+                    const std::vector<Arg>& args) {
   const std::string& name = function.name();
-  std::vector<std::size_t> sizes = function.parameter_sizes();
+  // A declaration read from the source says every parameter's kind; the driver's sizes are
+  // needed without one, or for a scalar of a C type kernc does not know.
+  bool need_sizes = !declared;
+  for (size_t k = 0; declared && k < args.size() && k < declared->size(); ++k) {
+    need_sizes = need_sizes || (!args[k].is_array() && !(*declared)[k].pointer && !(*declared)[k].dtype);
+  }
+  static const std::vector<std::size_t> kUnknown;
+  const std::vector<std::size_t>& sizes = need_sizes ? sizes_once(state, function) : kUnknown;
   std::size_t expected = declared ? declared->size() : sizes.size();
   if ((declared || !sizes.empty()) && args.size() != expected) {
     throw Error(ErrorCode::invalid_argument,
@@ -92,7 +113,7 @@ void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& a
   Function f = function(options);
   LaunchConfig c = config;
   if (!c.stream.handle) c.stream = options.stream;
-  detail::launch_checked(f, detail::declared_once(*state_, code_, name_), c, args);
+  detail::launch_checked(*state_, f, detail::declared_once(*state_, code_, name_), c, args);
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
@@ -114,7 +135,8 @@ void RawModule::launch(const std::string& function, const LaunchConfig& config, 
   if (!c.stream.handle) c.stream = options.stream;
   // Template instances have no readable declaration; their parameter sizes still are checked.
   bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
-  detail::launch_checked(f, is_expression ? std::nullopt : detail::declared_once(*state_, code_, function), c, args);
+  detail::launch_checked(*state_, f, is_expression ? std::nullopt : detail::declared_once(*state_, code_, function), c,
+                         args);
 }
 
 }  // namespace kernc

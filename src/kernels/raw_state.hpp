@@ -23,6 +23,8 @@ struct RawState {
   std::map<std::pair<const Engine*, int>, Engine::Loaded> loaded;  // by engine and device ordinal
   /// Declared parameters by kernel name, read from the source once (not per launch).
   std::map<std::string, std::optional<std::vector<DeclaredParam>>> declared;
+  /// The driver's parameter sizes by function name, asked once (see sizes_once in raw_call.cpp).
+  std::map<std::string, std::vector<std::size_t>> parameter_sizes;
 };
 
 /// The parameters of `__global__ void name(...)` in `source`, if it can be found and read.

@@ -134,6 +134,13 @@ DeviceArray DeviceArray::wrap(const Device& device, ArrayRef view) {
   return array;
 }
 
+void DeviceArray::check_host_element(std::size_t bytes, const char* what) const {
+  if (bytes == itemsize(view_.dtype)) return;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("{}: the array holds {} ({}-byte elements) but the host element type has {} bytes", what,
+                          to_string(view_.dtype), itemsize(view_.dtype), bytes));
+}
+
 void DeviceArray::to_host(void* host, StreamRef stream) const {
   const std::size_t item = itemsize(view_.dtype);
   if (size() == 0) return;

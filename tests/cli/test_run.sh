@@ -87,6 +87,14 @@ expect_exit 2 kernc run "$SPEC" --kernel scaling --arg 1
 expect_contains "$ERR" "name the function to launch with --function NAME (name expressions: axpby<float>"
 
 # ---------------------------------------------------------------------------------------------
+TEST "an array larger than the host is a clear error before anything is allocated"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:99999999x99999999:float32 --in y=ones:5:float32
+expect_contains "$ERR" "a float32 array of shape (99999999, 99999999) needs "
+expect_contains "$ERR" " TiB of host memory, more than half of this host's "
+expect_not_contains "$ERR" "internal error"
+expect_not_contains "$ERR" "bad_alloc"
+
 TEST "a .npy input that cannot be read exits 4; a malformed one exits 2"
 export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
 expect_exit 4 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=missing.npy --in y=ones:5:float32

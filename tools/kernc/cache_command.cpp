@@ -237,7 +237,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
 
   auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
   add_format(check);
-  check->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required();  // a missing file: exit 4
+  check->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
   check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, ...")
       ->required();
 

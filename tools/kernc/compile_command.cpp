@@ -113,7 +113,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
       for (const auto& flag : options.source_flags_given) given += (given.empty() ? "" : ", ") + flag;
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("{} is a spec file: its kernels carry their own options, so {} do(es) not apply; use "
-                              "them with a source file, or set options in the spec (cache/SPEC.md)",
+                              "them with a source file, or set options in the spec (docs/spec-format.md)",
                               options.file, given));
     }
     PrecompileRequest request;

@@ -745,7 +745,7 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "  kernc run examples/kernels.json --kernel scaling --function 'axpby<float>' --arg 2:float32 \\\n"
       "      --arg random:4096:float32 --arg 0.5:float32 --arg ones:4096:float32 --arg 4096",
       kSourceSyntax, kPrintLimit));
-  sub->add_option("spec", options->spec, "Spec file (JSON; see cache/SPEC.md)")->required();  // a missing file: exit 4
+  sub->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
   sub->add_option("-k,--kernel", options->kernel, "The kernel to run, by its name in the spec")->required();
   sub->add_option("--function", options->function, "raw_module kernels: the function or name expression to launch");
   sub->add_option("--in", options->inputs, "NAME=SOURCE: the value of parameter NAME (see SOURCE below)")

@@ -1,5 +1,7 @@
 #include "run_sources.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -7,10 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <random>
 
 #include <fmt/format.h>
 
+#include "kernc/config.hpp"
 #include "kernc/error.hpp"
 #include "kernc/npy.hpp"
 
@@ -96,7 +100,23 @@ SourceValue generated(DType dtype, std::vector<std::int64_t> shape, Value&& valu
   out.shape = std::move(shape);
   const std::int64_t count = element_count(out.shape);
   const std::size_t item = itemsize(dtype);
-  out.data.assign(static_cast<std::size_t>(count) * item, '\0');
+  // Checked before allocating: asking for more than the host has ends in bad_alloc or
+  // the OOM killer, never in a message (issue 15, item 7).
+  const double needed = static_cast<double>(count) * static_cast<double>(item);
+  const double host = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (host > 0 && needed > host / 2) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("a {} array of shape {} needs {} of host memory, more than half of this host's {}",
+                            to_string(dtype), format_numpy_shape(out.shape),
+                            format_size(static_cast<std::uint64_t>(needed)), format_size(static_cast<std::uint64_t>(host))));
+  }
+  try {
+    out.data.assign(static_cast<std::size_t>(count) * item, '\0');
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("cannot allocate {} of host memory for a {} array of shape {}",
+                                                         format_size(static_cast<std::uint64_t>(needed)),
+                                                         to_string(dtype), format_numpy_shape(out.shape)));
+  }
   auto* bytes = reinterpret_cast<unsigned char*>(out.data.data());
   for (std::int64_t k = 0; k < count; ++k) {
     auto [re, im] = value(k);
