@@ -12,6 +12,7 @@
 /// CuPy. Pass a Stream for overlap.
 
 #include <cstddef>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -125,7 +126,8 @@ class KERNC_API Function {
   FunctionAttributes attributes() const;
   /// The byte size of each parameter, when the driver can say (cuFuncGetParamInfo,
   /// CUDA 12.4+); empty otherwise.
-  std::vector<std::size_t> parameter_sizes() const;
+  /// With `count`, exactly that many are asked (no failing call marks the end).
+  std::vector<std::size_t> parameter_sizes(std::optional<std::size_t> count = std::nullopt) const;
   /// Raises the dynamic shared-memory limit (needed above 48 KiB).
   void set_max_dynamic_shared_bytes(int bytes) const;
   /// Launches with `args[k]` pointing at the k-th parameter's bytes. Checks the

@@ -16,22 +16,23 @@ namespace detail {
 namespace {
 
 // The driver's parameter sizes of `function`, asked once per kernel object and name.
-// cuFuncGetParamInfo is asked index by index until it fails (CUDA 13 has no count), and
-// each failure is an API error under compute-sanitizer: so only where the declaration
-// does not say enough, and never twice (issue 15, item 5).
-const std::vector<std::size_t>& sizes_once(RawState& state, const Function& function) {
+// Without a count, cuFuncGetParamInfo is asked index by index until it fails (CUDA 13 has
+// no cuFuncGetParamCount), and that failure is an API error under compute-sanitizer: so
+// sizes are asked only where the declaration does not say enough, never twice, and for
+// exactly `count` parameters when the source declares how many (issue 15, item 5).
+const std::vector<std::size_t>& sizes_once(RawState& state, const Function& function, std::optional<std::size_t> count) {
   std::lock_guard<std::mutex> lock(state.mutex);
   auto found = state.parameter_sizes.find(function.name());
   if (found == state.parameter_sizes.end()) {
-    found = state.parameter_sizes.emplace(function.name(), function.parameter_sizes()).first;
+    found = state.parameter_sizes.emplace(function.name(), function.parameter_sizes(count)).first;
   }
   return found->second;
 }
 
 // Packs `args` for `function`, checking them against what is known of its parameters.
 void launch_checked(RawState& state, const Function& function,
-                    const std::optional<std::vector<DeclaredParam>>& declared, const LaunchConfig& config,
-                    const std::vector<Arg>& args) {
+                    const std::optional<std::vector<DeclaredParam>>& declared, std::optional<std::size_t> count,
+                    const LaunchConfig& config, const std::vector<Arg>& args) {
   const std::string& name = function.name();
   // A declaration read from the source says every parameter's kind; the driver's sizes are
   // needed without one, or for a scalar of a C type kernc does not know.
@@ -40,7 +41,7 @@ void launch_checked(RawState& state, const Function& function,
     need_sizes = need_sizes || (!args[k].is_array() && !(*declared)[k].pointer && !(*declared)[k].dtype);
   }
   static const std::vector<std::size_t> kUnknown;
-  const std::vector<std::size_t>& sizes = need_sizes ? sizes_once(state, function) : kUnknown;
+  const std::vector<std::size_t>& sizes = need_sizes ? sizes_once(state, function, count) : kUnknown;
   std::size_t expected = declared ? declared->size() : sizes.size();
   if ((declared || !sizes.empty()) && args.size() != expected) {
     throw Error(ErrorCode::invalid_argument,
@@ -113,7 +114,9 @@ void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& a
   Function f = function(options);
   LaunchConfig c = config;
   if (!c.stream.handle) c.stream = options.stream;
-  detail::launch_checked(*state_, f, detail::declared_once(*state_, code_, name_), c, args);
+  auto declared = detail::declared_once(*state_, code_, name_);
+  detail::launch_checked(*state_, f, declared, declared ? std::optional<std::size_t>(declared->size()) : std::nullopt, c,
+                         args);
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
@@ -135,8 +138,19 @@ void RawModule::launch(const std::string& function, const LaunchConfig& config, 
   if (!c.stream.handle) c.stream = options.stream;
   // Template instances have no readable declaration; their parameter sizes still are checked.
   bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
-  detail::launch_checked(*state_, f, is_expression ? std::nullopt : detail::declared_once(*state_, code_, function), c,
-                         args);
+  if (!is_expression) {
+    auto declared = detail::declared_once(*state_, code_, function);
+    detail::launch_checked(*state_, f, declared, declared ? std::optional<std::size_t>(declared->size()) : std::nullopt,
+                           c, args);
+    return;
+  }
+  // "axpby<float>" is declared as its template "axpby": the count of parameters holds,
+  // their (placeholder) types do not.
+  std::string base = function.substr(0, function.find('<'));
+  while (!base.empty() && base.back() == ' ') base.pop_back();
+  auto templated = detail::declared_once(*state_, code_, base);
+  detail::launch_checked(*state_, f, std::nullopt,
+                         templated ? std::optional<std::size_t>(templated->size()) : std::nullopt, c, args);
 }
 
 }  // namespace kernc

@@ -248,10 +248,10 @@ class CudaDriver final : public Driver {
     return allowed;
   }
 
-  std::vector<std::size_t> parameter_sizes(void* function) override {
+  std::vector<std::size_t> parameter_sizes(void* function, std::optional<std::size_t> count) override {
     std::vector<std::size_t> sizes;
     if (!api_->cuFuncGetParamInfo) return sizes;
-    for (size_t index = 0;; ++index) {
+    for (size_t index = 0; !count || index < *count; ++index) {
       size_t offset = 0, size = 0;
       if (api_->cuFuncGetParamInfo(static_cast<CUfunction>(function), index, &offset, &size) != CUDA_SUCCESS) break;
       sizes.push_back(size);

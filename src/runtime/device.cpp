@@ -227,7 +227,9 @@ std::pair<std::uint64_t, std::size_t> Module::global(const std::string& name) co
 
 FunctionAttributes Function::attributes() const { return device_->driver->attributes(handle_); }
 
-std::vector<std::size_t> Function::parameter_sizes() const { return device_->driver->parameter_sizes(handle_); }
+std::vector<std::size_t> Function::parameter_sizes(std::optional<std::size_t> count) const {
+  return device_->driver->parameter_sizes(handle_, count);
+}
 
 void Function::set_max_dynamic_shared_bytes(int bytes) const {
   const auto& p = device_->driver->properties();

@@ -9,6 +9,7 @@
 // shut down at process exit).
 
 #include <cstddef>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,7 +73,7 @@ class Driver {
   /// The function's own dynamic shared-memory limit (raised by set_max_dynamic_shared).
   virtual int dynamic_shared_limit(void* function) noexcept = 0;
   /// Empty when the backend cannot say.
-  virtual std::vector<std::size_t> parameter_sizes(void* function) = 0;
+  virtual std::vector<std::size_t> parameter_sizes(void* function, std::optional<std::size_t> count) = 0;
   virtual void launch(void* function, const LaunchConfig& config, void** args) = 0;
 };
 

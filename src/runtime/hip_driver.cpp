@@ -199,7 +199,7 @@ class HipDriver final : public Driver {
     }
   }
   int dynamic_shared_limit(void*) noexcept override { return props_.max_shared_per_block; }
-  std::vector<std::size_t> parameter_sizes(void*) override { return {}; }  // HIP cannot say
+  std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }  // HIP cannot say
   void launch(void* function, const LaunchConfig& c, void** args) override {
     make_current();
     check(*api_, api_->hipModuleLaunchKernel(static_cast<hipFunction_t>(function), c.grid[0], c.grid[1], c.grid[2],
