@@ -12,9 +12,9 @@
 /// CuPy. Pass a Stream for overlap.
 
 #include <cstddef>
-#include <optional>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
