@@ -9,9 +9,9 @@
 // shut down at process exit).
 
 #include <cstddef>
-#include <optional>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
