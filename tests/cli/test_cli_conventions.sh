@@ -35,6 +35,8 @@ for flags in "-o out.cubin" "-D N=1" "-n f<int>" "--emit ptx" "-I ." "--fast-mat
   expect_contains "$ERR" "is a spec file: its kernels carry their own options, so"
   expect_entry_count 0
 done
+expect_exit 2 kernc precompile "$SPEC" -t sm_90 --list --format json
+expect_contains "$ERR" "--list prints one line per variant; it has no --format json"
 write_sample_kernel k.cu
 expect_exit 2 kernc compile k.cu -t sm_90 -j 4
 expect_contains "$ERR" "-j/--jobs applies to a spec file only"

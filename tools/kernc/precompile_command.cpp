@@ -76,6 +76,9 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   Cache cache(cache_config);
   Compilers compilers(config.compiler_paths());
   if (request.list) {
+    if (request.format == "json") {
+      throw Error(ErrorCode::invalid_argument, "--list prints one line per variant; it has no --format json");
+    }
     for (const auto& target : targets) {
       const Compiler& compiler = compilers.get(target.backend());
       for (const auto& variant : spec.variants()) {
