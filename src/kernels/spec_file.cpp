@@ -252,7 +252,9 @@ Spec parse_spec(const std::string& json_text, const std::string& base_dir) {
   json document;
   try {
     document = json::parse(json_text);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
+    // parse_error, and out_of_range for a number too large for a double ("1E400"):
+    // found by tests/fuzz/fuzz_spec.
     throw Error(ErrorCode::invalid_argument, fmt::format("spec is not valid JSON: {}", error.what()));
   }
   if (!document.is_object()) throw Error(ErrorCode::invalid_argument, "spec: the top level must be an object");

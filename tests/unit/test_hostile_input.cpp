@@ -178,6 +178,15 @@ TEST_CASE("kernels: definitions past kernc's limits are refused, naming the limi
   CHECK(contains(spec.what(), "over kernc's limit"));
 }
 
+TEST_CASE("spec::parse_spec: a number too large for a double is a clear error (found by fuzz_spec)") {
+  for (const char* text : {"333E3333", "{\"kernels\": [1e999]}", "-1E400"}) {
+    CAPTURE(text);
+    Error error = error_of([&] { kernc::parse_spec(text, "."); });
+    CHECK(error.code() == ErrorCode::invalid_argument);
+    CHECK(contains(error.what(), "spec is not valid JSON"));
+  }
+}
+
 TEST_CASE("kernels: definitions at kernc's limits are accepted") {
   const std::string name(kernc::limits::kMaxNameLength, 'n');
   CHECK_NOTHROW(kernc::ElementwiseKernel("T x", "T y", "y = x", name));
