@@ -114,6 +114,13 @@ class KERNC_API Cache {
 
  private:
   struct Memory;
+  /// The disk tiers in search order: the user's cache, then the read-only ones.
+  std::vector<cache::LocalStore*> tiers() const;
+  /// Applies `update` to this object's counters and to those not yet saved.
+  void count(const std::function<void(CacheStats&)>& update);
+  /// Counts a damaged or untrusted entry and logs it once per process.
+  void report_corrupt(const cache::LocalStore& tier, const std::string& problem);
+
   CacheConfig config_;
   std::string disk_problem_;
   std::vector<std::string> tier_problems_;

@@ -132,10 +132,30 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make
   }
 }
 
+std::vector<cache::LocalStore*> Cache::tiers() const {
+  std::vector<cache::LocalStore*> tiers;
+  if (store_) tiers.push_back(store_.get());
+  for (const auto& tier : read_only_) tiers.push_back(tier.get());
+  return tiers;
+}
+
+void Cache::count(const std::function<void(CacheStats&)>& update) {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  update(stats_);
+  update(unsaved_);
+}
+
+void Cache::report_corrupt(const cache::LocalStore& tier, const std::string& problem) {
+  if (memory_->first_report(problem)) {
+    detail::logger().warn("corrupt cache entry passed over{}: {}",
+                          &tier == store_.get() ? " (a compile replaces it)" : " in a read-only tier", problem);
+  }
+  count([](CacheStats& s) { ++s.corrupt_entries; });
+}
+
 std::vector<std::string> Cache::locations() const {
   std::vector<std::string> locations;
-  if (store_) locations.push_back(store_->location());
-  for (const auto& tier : read_only_) locations.push_back(tier->location());
+  for (const auto* tier : tiers()) locations.push_back(tier->location());
   return locations;
 }
 
@@ -148,9 +168,7 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return !accept || accept(result);
   };
-  std::vector<cache::LocalStore*> tiers;
-  if (store_) tiers.push_back(store_.get());
-  for (auto& tier : read_only_) tiers.push_back(tier.get());
+  const std::vector<cache::LocalStore*> tiers = this->tiers();
   for (size_t rung = 0; rung < targets.size(); ++rung) {
     const Target& target = targets[rung];
     const std::string program_key = cache::program_key(digest, target);
@@ -162,11 +180,10 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
       result.program = program_ptr;
       result.outcome = CacheOutcome::memory_hit;
       if (answer(result)) {
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        for (CacheStats* s : {&stats_, &unsaved_}) {
-          ++s->memory_hits;
-          s->fallback_hits += rung > 0 ? 1 : 0;
-        }
+        count([rung](CacheStats& s) {
+          ++s.memory_hits;
+          s.fallback_hits += rung > 0 ? 1 : 0;
+        });
         return result;
       }
     }
@@ -177,10 +194,7 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
         double load_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
         if (lookup.status == cache::StoreLookup::Status::corrupt) {
-          if (memory_->first_report(lookup.problem)) detail::logger().warn("corrupt cache entry, passed over: {}", lookup.problem);
-          std::lock_guard<std::mutex> lock(stats_mutex_);
-          ++stats_.corrupt_entries;
-          ++unsaved_.corrupt_entries;
+          report_corrupt(*tier, lookup.problem);
           continue;
         }
         if (lookup.status != cache::StoreLookup::Status::hit) continue;
@@ -192,12 +206,12 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
         detail::logger().info("{}: {} binary {} from {} ({:.2f} ms)", program.name, target.str(), key,
                               tier->location(), load_ms);
         memory_->insert(key, result.program);
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        for (CacheStats* s : {&stats_, &unsaved_}) {
-          ++(tier == store_.get() ? s->disk_hits : s->read_only_hits);
-          s->fallback_hits += rung > 0 ? 1 : 0;
-          s->load_ms += load_ms;
-        }
+        const bool own = tier == store_.get();
+        count([own, rung, load_ms](CacheStats& s) {
+          ++(own ? s.disk_hits : s.read_only_hits);
+          s.fallback_hits += rung > 0 ? 1 : 0;
+          s.load_ms += load_ms;
+        });
         return result;
       }
     }
@@ -239,12 +253,6 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
                            key_material(program, target, compiler));
   }
 
-  auto count = [this](auto&& update) {
-    std::lock_guard<std::mutex> lock(stats_mutex_);
-    update(stats_);
-    update(unsaved_);
-  };
-
   if ((result.program = memory_->find(result.key))) {
     result.outcome = CacheOutcome::memory_hit;
     count([](CacheStats& s) { ++s.memory_hits; });
@@ -280,9 +288,7 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
     memory_->in_flight.erase(result.key);
   };
   try {
-    std::vector<cache::LocalStore*> tiers;
-    if (store_) tiers.push_back(store_.get());
-    for (auto& tier : read_only_) tiers.push_back(tier.get());
+    const std::vector<cache::LocalStore*> tiers = this->tiers();
     for (cache::LocalStore* tier : tiers) {
       auto load_start = std::chrono::steady_clock::now();
       auto lookup = tier->get(result.key);
@@ -300,14 +306,7 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
         });
         break;
       }
-      if (lookup.status == cache::StoreLookup::Status::corrupt) {
-        if (memory_->first_report(lookup.problem)) {
-          detail::logger().warn("corrupt cache entry{}: {}",
-                                tier == store_.get() ? ", recompiling" : " in a read-only tier, passed over",
-                                lookup.problem);
-        }
-        count([](CacheStats& s) { ++s.corrupt_entries; });
-      }
+      if (lookup.status == cache::StoreLookup::Status::corrupt) report_corrupt(*tier, lookup.problem);
     }
     if (!result.program) {
       detail::logger().debug("{} for {}: in no cache ({} tier(s) searched), compiling with {}", program.name,

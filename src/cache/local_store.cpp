@@ -54,21 +54,6 @@ bool remove_any(const std::string& path) {
   return std::filesystem::remove_all(path, error) > 0 && !error;
 }
 
-// Reads the whole of an open file.
-std::string read_all(int fd, const std::string& path) {
-  std::string contents;
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) return contents;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(ErrorCode::io, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-    }
-    contents.append(buffer, static_cast<size_t>(n));
-  }
-}
-
 std::vector<std::string> list_directory(const std::string& path) {
   std::vector<std::string> names;
   DIR* dir = ::opendir(path.c_str());
@@ -220,7 +205,7 @@ StoreLookup LocalStore::get(const std::string& key) {
     if (::fstat(fd, &info) != 0) return corrupt(std::strerror(errno));
     if (std::string why = untrusted(info); !why.empty()) return corrupt("not trusted: " + why);
     try {
-      bytes = read_all(fd, path);
+      bytes = platform::read_all(fd, path);
     } catch (const Error& error) {
       return corrupt(error.what());
     }

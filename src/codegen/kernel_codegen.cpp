@@ -5,6 +5,7 @@
 #include "codegen/render.hpp"
 #include "codegen/snippets.hpp"
 #include "codegen/templates.hpp"
+#include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 
 namespace kernc::codegen {
@@ -48,14 +49,7 @@ std::string param_decl(const dsl::Param& param, DType dtype, bool scalar, int ra
 // parameter's type, so the type it arrived as must not make another program (a spec's
 // "scalar float32" signature then covers a 2.0 passed as a double, or 2 as an int64).
 std::string variant_text(const CallTypes& types, const ResolvedTypes& resolved, const Layout& layout) {
-  CallTypes shown = types;
-  for (size_t k = 0; k < shown.inputs.size() && k < resolved.inputs.size(); ++k) {
-    if (shown.inputs[k].scalar) shown.inputs[k].dtype = resolved.inputs[k];
-  }
-  shown.bindings.clear();
-  shown.outputs.clear();
-  for (DType d : resolved.outputs) shown.outputs.emplace_back(d);
-  return fmt::format("{} {}", format_call_signature(shown), layout.str());
+  return fmt::format("{} {}", format_call_signature(dsl::resolved_call_types(types, resolved)), layout.str());
 }
 
 // The optional device headers a program needs: float16.cuh for half types, complex.cuh

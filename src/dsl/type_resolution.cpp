@@ -25,6 +25,16 @@ void bind(std::map<std::string, DType>& bound, std::map<std::string, std::string
 }
 }  // namespace
 
+CallTypes resolved_call_types(const CallTypes& types, const ResolvedTypes& resolved) {
+  CallTypes shown;
+  shown.inputs = types.inputs;
+  for (size_t k = 0; k < shown.inputs.size() && k < resolved.inputs.size(); ++k) {
+    if (shown.inputs[k].scalar) shown.inputs[k].dtype = resolved.inputs[k];
+  }
+  for (DType d : resolved.outputs) shown.outputs.emplace_back(d);
+  return shown;
+}
+
 ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, std::string_view kernel_name) {
   if (types.inputs.size() != signature.in.size()) {
     throw bad(fmt::format("{} takes {} input(s), got {}", kernel_name, signature.in.size(), types.inputs.size()));

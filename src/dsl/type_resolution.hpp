@@ -15,4 +15,10 @@ namespace kernc::dsl {
 
 ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, std::string_view kernel_name);
 
+/// A call's types as a spec file's signature writes them, from resolved types only: each
+/// scalar as its parameter's type (it is converted on the host), each output as resolved,
+/// no explicit bindings. Two calls with the same resolved types give the same result, and
+/// so the same program.
+CallTypes resolved_call_types(const CallTypes& types, const ResolvedTypes& resolved);
+
 }  // namespace kernc::dsl

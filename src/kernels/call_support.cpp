@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 
 namespace kernc::detail {
@@ -35,13 +36,7 @@ std::string types_key(const CallTypes& types) {
 Error load_error(const Error& error, const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,
                  const Layout& layout) {
   if (error.code() != ErrorCode::not_precompiled) return map_error_to_snippets(error);
-  CallTypes shown = types;  // as a spec file's "signatures" writes it
-  for (size_t k = 0; k < shown.inputs.size() && k < resolved.inputs.size(); ++k) {
-    if (shown.inputs[k].scalar) shown.inputs[k].dtype = resolved.inputs[k];
-  }
-  shown.bindings.clear();
-  shown.outputs.clear();
-  for (DType d : resolved.outputs) shown.outputs.emplace_back(d);
+  const CallTypes shown = dsl::resolved_call_types(types, resolved);
   return Error(ErrorCode::not_precompiled,
                fmt::format("kernel {}, signature \"{}\", layout {}: {}. To add it, list that signature under the "
                            "kernel's \"signatures\" in its spec file and run `kernc precompile SPEC.json --target "

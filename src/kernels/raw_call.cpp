@@ -146,9 +146,7 @@ void RawModule::launch(const std::string& function, const LaunchConfig& config, 
   }
   // "axpby<float>" is declared as its template "axpby": the count of parameters holds,
   // their (placeholder) types do not.
-  std::string base = function.substr(0, function.find('<'));
-  while (!base.empty() && base.back() == ' ') base.pop_back();
-  auto templated = detail::declared_once(*state_, code_, base);
+  auto templated = detail::declared_once(*state_, code_, detail::template_name(function));
   detail::launch_checked(*state_, f, std::nullopt,
                          templated ? std::optional<std::size_t>(templated->size()) : std::nullopt, c, args);
 }

@@ -112,6 +112,12 @@ std::optional<DType> scalar_type(const std::string& type) {
 
 }  // namespace
 
+std::string template_name(const std::string& expression) {
+  std::string base = expression.substr(0, expression.find('<'));
+  while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
+  return base;
+}
+
 std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source_text, const std::string& name) {
   const std::string_view source = source_text;
   size_t pos = parameter_list_of(source, name);

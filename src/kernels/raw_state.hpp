@@ -27,6 +27,10 @@ struct RawState {
   std::map<std::string, std::vector<std::size_t>> parameter_sizes;
 };
 
+/// The template a name expression instantiates: "axpby<float>" → "axpby". Its declaration
+/// gives the instance's parameter count and pointer-ness, not its (placeholder) types.
+std::string template_name(const std::string& expression);
+
 /// The parameters of `__global__ void name(...)` in `source`, if it can be found and read.
 std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source, const std::string& name);
 

@@ -36,12 +36,16 @@ std::optional<std::string> read_file_if_exists(const std::string& path) {
     if (errno == ENOENT) return std::nullopt;
     throw io_error("cannot open", path, errno);
   }
+  return read_all(file.fd, path);
+}
+
+std::string read_all(int fd, const std::string& path) {
   std::string contents;
   struct stat info {};
-  if (::fstat(file.fd, &info) == 0 && info.st_size > 0) contents.reserve(info.st_size);
+  if (::fstat(fd, &info) == 0 && info.st_size > 0) contents.reserve(info.st_size);
   char buffer[1 << 16];
   for (;;) {
-    ssize_t n = ::read(file.fd, buffer, sizeof buffer);
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;

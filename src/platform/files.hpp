@@ -9,6 +9,8 @@ namespace kernc::platform {
 
 /// The whole file, or std::nullopt if it does not exist. Throws kernc::Error(io) on other errors.
 std::optional<std::string> read_file_if_exists(const std::string& path);
+/// The rest of an open file; throws kernc::Error(io) naming `path` on a read error.
+std::string read_all(int fd, const std::string& path);
 /// The whole file; throws kernc::Error(io) naming the path and the reason.
 std::string read_file(const std::string& path);
 

@@ -334,9 +334,7 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Pl
   }
   // A template instance ("axpby<float>") is declared as its template ("axpby"): the names and
   // pointer-ness hold, the placeholder types do not.
-  std::string base = plan.function.substr(0, plan.function.find('<'));
-  while (!base.empty() && base.back() == ' ') base.pop_back();
-  const auto declared = detail::declared_params(source, base);
+  const auto declared = detail::declared_params(source, detail::template_name(plan.function));
   std::vector<std::string> names;
   if (declared) {
     for (const auto& p : *declared) names.push_back(declared_name(p.text));
