@@ -33,7 +33,7 @@ int main() {
 
   try {
     kernc::ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy");
-    auto view = [n](float* p) { return kernc::ArrayRef::contiguous(p, kernc::DType::float32, {n}); };
+    auto view = [](float* p) { return kernc::ArrayRef::contiguous(p, kernc::DType::float32, {n}); };
     // Our own output buffer: kernc writes into it and allocates nothing.
     saxpy({2.0f, view(d_x), view(d_y)}, {view(d_z)});
     cudaDeviceSynchronize();

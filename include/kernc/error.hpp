@@ -29,6 +29,8 @@ enum class ErrorCode {
   driver,              ///< a CUDA driver call failed; the message names the call and the error
   launch_config,       ///< a launch configuration exceeds a device limit (the message names it)
   not_precompiled,     ///< compiling is off (KERNC_COMPILE=never) and no cache has the kernel
+  out_of_memory,       ///< the device (or host) cannot hold what was asked; the message names it and the bytes
+  device_fault,        ///< a kernel faulted (illegal address, trap, ...): the GPU context is lost for this process
 };
 
 /// Returns the snake_case name of an error code, e.g. "compile_failed".

@@ -126,7 +126,9 @@ class KERNC_API Function {
   FunctionAttributes attributes() const;
   /// The byte size of each parameter, when the driver can say (cuFuncGetParamInfo,
   /// CUDA 12.4+); empty otherwise.
-  /// With `count`, exactly that many are asked (no failing call marks the end).
+  /// With `count`, exactly that many are asked; without, the driver is asked until it
+  /// answers CUDA_ERROR_INVALID_VALUE (there is no parameter-count query), which
+  /// compute-sanitizer reports as an API error.
   std::vector<std::size_t> parameter_sizes(std::optional<std::size_t> count = std::nullopt) const;
   /// Raises the dynamic shared-memory limit (needed above 48 KiB).
   void set_max_dynamic_shared_bytes(int bytes) const;
@@ -174,6 +176,7 @@ class KERNC_API Device {
   const std::string& name() const noexcept;
   int compute_capability() const noexcept;  ///< e.g. 90
   int multiprocessors() const noexcept;
+  std::uint64_t total_memory_bytes() const noexcept;  ///< device memory in all; 0 when the backend does not say
   int max_threads_per_block() const noexcept;
   int max_shared_bytes_per_block() const noexcept;       ///< without opt-in
   int max_shared_bytes_per_block_optin() const noexcept;

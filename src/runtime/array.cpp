@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include "kernc/array.hpp"
 #include "kernc/error.hpp"
+#include "kernc/npy.hpp"
 
 namespace kernc {
 
@@ -106,12 +108,28 @@ ArrayRef ArrayRef::sliced(int axis, std::int64_t start, std::int64_t stop, std::
 }
 
 DeviceArray DeviceArray::empty(const Device& device, DType dtype, std::vector<std::int64_t> shape) {
-  std::int64_t count = 1;
+  // The byte count, checked: a shape whose size overflows 64 bits is refused, not wrapped.
+  std::uint64_t bytes = itemsize(dtype);
   for (auto extent : shape) {
     if (extent < 0) throw Error(ErrorCode::invalid_argument, fmt::format("negative extent in shape {}", shape));
-    count *= extent;
+    if (extent != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / static_cast<std::uint64_t>(extent)) {
+      throw Error(ErrorCode::out_of_memory, fmt::format("an array of shape {} {} needs more than 2^64 bytes",
+                                                        format_numpy_shape(shape), to_string(dtype)));
+    }
+    bytes *= static_cast<std::uint64_t>(extent);
   }
-  auto buffer = std::make_shared<DeviceBuffer>(device.allocate(static_cast<std::size_t>(count) * itemsize(dtype)));
+  if (bytes > std::numeric_limits<std::size_t>::max()) {
+    throw Error(ErrorCode::out_of_memory, fmt::format("an array of shape {} {} needs {} bytes, more than this host can address",
+                                                      format_numpy_shape(shape), to_string(dtype), bytes));
+  }
+  std::shared_ptr<DeviceBuffer> buffer;
+  try {
+    buffer = std::make_shared<DeviceBuffer>(device.allocate(static_cast<std::size_t>(bytes)));
+  } catch (const Error& error) {
+    if (error.code() != ErrorCode::out_of_memory) throw;
+    throw Error(ErrorCode::out_of_memory, fmt::format("cannot allocate an array of shape {} {} ({} bytes) on the GPU: {}",
+                                                      format_numpy_shape(shape), to_string(dtype), bytes, error.what()));
+  }
   DeviceArray array;
   array.device_ = device;
   array.view_ = ArrayRef::contiguous(buffer->address(), dtype, std::move(shape));

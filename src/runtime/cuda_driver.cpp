@@ -12,14 +12,46 @@ namespace kernc::detail {
 
 namespace {
 
-void check(const platform::CudaDriverApi& api, CUresult status, const char* call, const std::string& what = {}) {
-  if (status == CUDA_SUCCESS) return;
+// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".
+std::string describe(const platform::CudaDriverApi& api, CUresult status) {
   const char* name = nullptr;
   const char* text = nullptr;
   api.cuGetErrorName(status, &name);
   api.cuGetErrorString(status, &text);
-  throw Error(ErrorCode::driver, fmt::format("{}{}{} failed: {} ({})", what, what.empty() ? "" : ": ", call,
-                                             name ? name : "unknown error", text ? text : "no description"));
+  return fmt::format("{} ({})", name ? name : fmt::format("CUresult {}", static_cast<int>(status)),
+                     text ? text : "no description");
+}
+
+void check(const platform::CudaDriverApi& api, CUresult status, const char* call, const std::string& what = {}) {
+  if (status == CUDA_SUCCESS) return;
+  throw Error(ErrorCode::driver, fmt::format("{}{}{} failed: {}", what, what.empty() ? "" : ": ", call, describe(api, status)));
+}
+
+// NOTE [ sticky device faults ]
+// A kernel that faults (illegal or misaligned address, trap, assert, hardware stack
+// error, ...) leaves its CUDA context unusable: the driver returns the same error from
+// every later call in that context, usually first from a call that has nothing to do with
+// the kernel (the next synchronisation or copy). kernc reports these as
+// ErrorCode::device_fault, remembers the first one, and answers every later call on that
+// device with it (naming the call that first saw it) instead of a confusing driver error
+// from an unrelated call. The process must be restarted to use the GPU again.
+bool is_sticky_fault(CUresult status) {
+  switch (status) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // libcuda, loaded and initialised once per process.
@@ -40,25 +72,28 @@ std::shared_ptr<platform::CudaDriverApi> cuda_api(const std::string& library) {
 
 class CudaDriver final : public Driver {
  public:
-  CudaDriver(std::shared_ptr<platform::CudaDriverApi> api, int ordinal) : api_(std::move(api)) {
+  CudaDriver(std::shared_ptr<platform::CudaDriverApi> api, int ordinal) : api_(std::move(api)), ordinal_(ordinal) {
     int count = 0;
-    check(*api_, api_->cuDeviceGetCount(&count), "cuDeviceGetCount");
+    checked(api_->cuDeviceGetCount(&count), "cuDeviceGetCount");
     if (ordinal < 0 || ordinal >= count) {
       throw Error(ErrorCode::no_device, fmt::format("no GPU with ordinal {}: the driver sees {} GPU(s)", ordinal, count));
     }
-    check(*api_, api_->cuDeviceGet(&device_, ordinal), "cuDeviceGet");
+    checked(api_->cuDeviceGet(&device_, ordinal), "cuDeviceGet");
     char name[256] = {};
-    check(*api_, api_->cuDeviceGetName(name, sizeof name, device_), "cuDeviceGetName");
+    checked(api_->cuDeviceGetName(name, sizeof name, device_), "cuDeviceGetName");
     props_.name = name;
     auto attribute = [this](CUdevice_attribute which) {
       int value = 0;
-      check(*api_, api_->cuDeviceGetAttribute(&value, which, device_), "cuDeviceGetAttribute");
+      checked(api_->cuDeviceGetAttribute(&value, which, device_), "cuDeviceGetAttribute");
       return value;
     };
     props_.compute_capability = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
                                 attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     props_.target = fmt::format("sm_{}", props_.compute_capability);
     props_.multiprocessors = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    size_t total_memory = 0;
+    checked(api_->cuDeviceTotalMem(&total_memory, device_), "cuDeviceTotalMem");
+    props_.total_memory = total_memory;
     props_.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     props_.max_shared_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     props_.max_shared_per_block_optin = attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
@@ -68,7 +103,7 @@ class CudaDriver final : public Driver {
     props_.max_block[0] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
     props_.max_block[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
     props_.max_block[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
-    check(*api_, api_->cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    checked(api_->cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     // Scratch memory (allocate_async) comes from the default pool, which by default hands
     // freed memory back to the system at every synchronisation, so each reduction would
     // map its scratch anew. Keep it (the standard advice for stream-ordered allocation).
@@ -89,15 +124,20 @@ class CudaDriver final : public Driver {
   const DeviceProperties& properties() const noexcept override { return props_; }
 
   void make_current() override {
+    throw_if_faulted();
     CUcontext current = nullptr;
     if (api_->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context_) return;
-    check(*api_, api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+    checked(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
   }
 
   std::uint64_t allocate(std::size_t bytes) override {
     make_current();
     CUdeviceptr address = 0;
-    check(*api_, api_->cuMemAlloc(&address, bytes), "cuMemAlloc", fmt::format("allocating {} bytes", bytes));
+    if (bytes > props_.total_memory && props_.total_memory > 0) {
+      throw Error(ErrorCode::out_of_memory, fmt::format("allocating {} bytes: more than GPU {} ({}) has in all ({} bytes)",
+                                                        bytes, ordinal_, props_.name, props_.total_memory));
+    }
+    checked(api_->cuMemAlloc(&address, bytes), "cuMemAlloc", fmt::format("allocating {} bytes", bytes));
     return address;
   }
 
@@ -105,7 +145,7 @@ class CudaDriver final : public Driver {
     if (!api_->cuMemAllocAsync || !api_->cuMemFreeAsync) return 0;
     make_current();
     CUdeviceptr address = 0;
-    check(*api_, api_->cuMemAllocAsync(&address, bytes, static_cast<CUstream>(stream)), "cuMemAllocAsync",
+    checked(api_->cuMemAllocAsync(&address, bytes, static_cast<CUstream>(stream)), "cuMemAllocAsync",
           fmt::format("allocating {} bytes of scratch memory", bytes));
     return address;
   }
@@ -121,36 +161,36 @@ class CudaDriver final : public Driver {
 
   void copy_to_device(std::uint64_t dst, const void* src, std::size_t bytes, void* stream) override {
     make_current();
-    check(*api_, api_->cuMemcpyHtoDAsync(dst, src, bytes, static_cast<CUstream>(stream)), "cuMemcpyHtoDAsync",
+    checked(api_->cuMemcpyHtoDAsync(dst, src, bytes, static_cast<CUstream>(stream)), "cuMemcpyHtoDAsync",
           "copying to the device");
   }
 
   void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, void* stream) override {
     make_current();
     auto s = static_cast<CUstream>(stream);
-    check(*api_, api_->cuMemcpyDtoHAsync(dst, src, bytes, s), "cuMemcpyDtoHAsync", "copying to the host");
-    check(*api_, api_->cuStreamSynchronize(s), "cuStreamSynchronize", "copying to the host");
+    checked(api_->cuMemcpyDtoHAsync(dst, src, bytes, s), "cuMemcpyDtoHAsync", "copying to the host");
+    checked(api_->cuStreamSynchronize(s), "cuStreamSynchronize", "copying to the host");
   }
 
   void copy_device(std::uint64_t dst, std::uint64_t src, std::size_t bytes, void* stream) override {
     make_current();
-    check(*api_, api_->cuMemcpyDtoDAsync(dst, src, bytes, static_cast<CUstream>(stream)), "cuMemcpyDtoDAsync",
+    checked(api_->cuMemcpyDtoDAsync(dst, src, bytes, static_cast<CUstream>(stream)), "cuMemcpyDtoDAsync",
           "copying on the device");
   }
 
   void fill_bytes(std::uint64_t dst, unsigned char value, std::size_t bytes, void* stream) override {
     make_current();
-    check(*api_, api_->cuMemsetD8Async(dst, value, bytes, static_cast<CUstream>(stream)), "cuMemsetD8Async");
+    checked(api_->cuMemsetD8Async(dst, value, bytes, static_cast<CUstream>(stream)), "cuMemsetD8Async");
   }
 
   void synchronize() override {
     make_current();
-    check(*api_, api_->cuCtxSynchronize(), "cuCtxSynchronize");
+    checked(api_->cuCtxSynchronize(), "cuCtxSynchronize");
   }
 
   void synchronize_stream(void* stream) override {
     make_current();
-    check(*api_, api_->cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+    checked(api_->cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
   }
 
   bool is_device_pointer(std::uint64_t address) noexcept override {
@@ -163,7 +203,7 @@ class CudaDriver final : public Driver {
   void* create_stream() override {
     make_current();
     CUstream handle = nullptr;
-    check(*api_, api_->cuStreamCreate(&handle, CU_STREAM_DEFAULT), "cuStreamCreate");
+    checked(api_->cuStreamCreate(&handle, CU_STREAM_DEFAULT), "cuStreamCreate");
     return handle;
   }
   void release_stream(void* stream) noexcept override { api_->cuStreamDestroy(static_cast<CUstream>(stream)); }
@@ -171,20 +211,20 @@ class CudaDriver final : public Driver {
   void* create_event() override {
     make_current();
     CUevent handle = nullptr;
-    check(*api_, api_->cuEventCreate(&handle, CU_EVENT_DEFAULT), "cuEventCreate");
+    checked(api_->cuEventCreate(&handle, CU_EVENT_DEFAULT), "cuEventCreate");
     return handle;
   }
   void release_event(void* event) noexcept override { api_->cuEventDestroy(static_cast<CUevent>(event)); }
   void record_event(void* event, void* stream) override {
     make_current();
-    check(*api_, api_->cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream)), "cuEventRecord");
+    checked(api_->cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream)), "cuEventRecord");
   }
   void synchronize_event(void* event) override {
-    check(*api_, api_->cuEventSynchronize(static_cast<CUevent>(event)), "cuEventSynchronize");
+    checked(api_->cuEventSynchronize(static_cast<CUevent>(event)), "cuEventSynchronize");
   }
   float elapsed_ms(void* start, void* stop) override {
     float ms = 0;
-    check(*api_, api_->cuEventElapsedTime(&ms, static_cast<CUevent>(start), static_cast<CUevent>(stop)),
+    checked(api_->cuEventElapsedTime(&ms, static_cast<CUevent>(start), static_cast<CUevent>(stop)),
           "cuEventElapsedTime");
     return ms;
   }
@@ -194,7 +234,7 @@ class CudaDriver final : public Driver {
     CUmodule module = nullptr;
     // PTX must be NUL-terminated for the driver; a cubin is read by its ELF header.
     std::string terminated = image + '\0';
-    check(*api_, api_->cuModuleLoadData(&module, terminated.data()), "cuModuleLoadData", "loading a module");
+    checked(api_->cuModuleLoadData(&module, terminated.data()), "cuModuleLoadData", "loading a module");
     return module;
   }
   void release_module(void* module) noexcept override { api_->cuModuleUnload(static_cast<CUmodule>(module)); }
@@ -204,7 +244,7 @@ class CudaDriver final : public Driver {
     CUfunction function = nullptr;
     CUresult status = api_->cuModuleGetFunction(&function, static_cast<CUmodule>(module), name.c_str());
     if (status == CUDA_ERROR_NOT_FOUND) return nullptr;
-    check(*api_, status, "cuModuleGetFunction", "finding kernel " + name);
+    checked(status, "cuModuleGetFunction", "finding kernel " + name);
     return function;
   }
 
@@ -214,7 +254,7 @@ class CudaDriver final : public Driver {
     size_t size = 0;
     CUresult status = api_->cuModuleGetGlobal(&found, &size, static_cast<CUmodule>(module), name.c_str());
     if (status == CUDA_ERROR_NOT_FOUND) return false;
-    check(*api_, status, "cuModuleGetGlobal", "finding global " + name);
+    checked(status, "cuModuleGetGlobal", "finding global " + name);
     *address = found;
     *bytes = size;
     return true;
@@ -223,7 +263,7 @@ class CudaDriver final : public Driver {
   FunctionAttributes attributes(void* function) override {
     auto get = [&](CUfunction_attribute which) {
       int value = 0;
-      check(*api_, api_->cuFuncGetAttribute(&value, which, static_cast<CUfunction>(function)), "cuFuncGetAttribute");
+      checked(api_->cuFuncGetAttribute(&value, which, static_cast<CUfunction>(function)), "cuFuncGetAttribute");
       return value;
     };
     FunctionAttributes a;
@@ -237,7 +277,7 @@ class CudaDriver final : public Driver {
   }
 
   void set_max_dynamic_shared(void* function, int bytes) override {
-    check(*api_, api_->cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+    checked(api_->cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           bytes),
           "cuFuncSetAttribute");
   }
@@ -261,14 +301,50 @@ class CudaDriver final : public Driver {
 
   void launch(void* function, const LaunchConfig& c, void** args) override {
     make_current();
-    check(*api_, api_->cuLaunchKernel(static_cast<CUfunction>(function), c.grid[0], c.grid[1], c.grid[2], c.block[0],
+    checked(api_->cuLaunchKernel(static_cast<CUfunction>(function), c.grid[0], c.grid[1], c.grid[2], c.block[0],
                                       c.block[1], c.block[2], c.shared_bytes, static_cast<CUstream>(c.stream.handle), args,
                                       nullptr),
           "cuLaunchKernel");
   }
 
  private:
+  // A failed driver call as a kernc::Error: out of memory, a sticky fault (remembered; see
+  // NOTE [ sticky device faults ]) or any other driver error, each naming the call.
+  void checked(CUresult status, const char* call, const std::string& what = {}) {
+    if (status == CUDA_SUCCESS) return;
+    const std::string where = fmt::format("{}{}{}", what, what.empty() ? "" : ": ", call);
+    if (status == CUDA_ERROR_OUT_OF_MEMORY) {
+      throw Error(ErrorCode::out_of_memory, fmt::format("{} failed: {}{}", where, describe(*api_, status), memory_report()));
+    }
+    if (is_sticky_fault(status)) {
+      std::lock_guard<std::mutex> lock(fault_mutex_);
+      if (fault_.empty()) {
+        fault_ = fmt::format("GPU {} ({}) is unusable: a kernel faulted with {}, first reported by {}. The CUDA context "
+                             "of this GPU cannot recover: every later call on it fails; restart the process",
+                             ordinal_, props_.name, describe(*api_, status), where);
+      }
+      throw Error(ErrorCode::device_fault, fault_);
+    }
+    throw Error(ErrorCode::driver, fmt::format("{} failed: {}", where, describe(*api_, status)));
+  }
+
+  void throw_if_faulted() {
+    std::lock_guard<std::mutex> lock(fault_mutex_);
+    if (!fault_.empty()) throw Error(ErrorCode::device_fault, fault_);
+  }
+
+  // "; GPU 0 (NVIDIA H100) has 12.3 GiB free of 79.1 GiB", or "" when the driver cannot say.
+  std::string memory_report() {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (api_->cuMemGetInfo(&free_bytes, &total_bytes) != CUDA_SUCCESS) return "";
+    return fmt::format("; GPU {} ({}) has {:.1f} GiB free of {:.1f} GiB", ordinal_, props_.name,
+                       static_cast<double>(free_bytes) / (1ull << 30), static_cast<double>(total_bytes) / (1ull << 30));
+  }
+
   std::shared_ptr<platform::CudaDriverApi> api_;
+  int ordinal_ = 0;
+  std::mutex fault_mutex_;
+  std::string fault_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   DeviceProperties props_;

@@ -65,6 +65,7 @@ int Device::ordinal() const noexcept { return state_->ordinal; }
 const std::string& Device::name() const noexcept { return state_->driver->properties().name; }
 int Device::compute_capability() const noexcept { return state_->driver->properties().compute_capability; }
 int Device::multiprocessors() const noexcept { return state_->driver->properties().multiprocessors; }
+std::uint64_t Device::total_memory_bytes() const noexcept { return state_->driver->properties().total_memory; }
 int Device::max_threads_per_block() const noexcept { return state_->driver->properties().max_threads_per_block; }
 int Device::max_shared_bytes_per_block() const noexcept { return state_->driver->properties().max_shared_per_block; }
 int Device::max_shared_bytes_per_block_optin() const noexcept {

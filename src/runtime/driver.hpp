@@ -30,6 +30,7 @@ struct DeviceProperties {
   int max_shared_per_block_optin = 0;
   int max_grid[3] = {0, 0, 0};
   int max_block[3] = {0, 0, 0};
+  std::uint64_t total_memory = 0;  ///< bytes of device memory; 0 when the backend does not say
 };
 
 class Driver {

@@ -17,6 +17,8 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::driver: return "driver";
     case ErrorCode::launch_config: return "launch_config";
     case ErrorCode::not_precompiled: return "not_precompiled";
+    case ErrorCode::out_of_memory: return "out_of_memory";
+    case ErrorCode::device_fault: return "device_fault";
   }
   return "unknown";
 }

@@ -2,7 +2,8 @@
 // Running test code in other processes: the test binary itself, started again with a
 // doctest filter and environment variables that switch on one helper test case (for
 // what must be checked across processes), and a forked child that may drop root (for
-// what depends on who owns a directory).
+// what depends on who owns a directory). Helper test cases are marked doctest::skip(): a
+// normal run reports them skipped, never passed; ChildProcess runs them with --no-skip.
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -35,7 +36,7 @@ class ChildProcess {
   /// `extra_env` added to this process's environment and stdout/stderr sent to `output_path`.
   ChildProcess(const std::string& test_case, const std::map<std::string, std::string>& extra_env,
                const std::string& output_path) {
-    std::vector<std::string> args = {KERNC_UNIT_TEST_BINARY, "--test-case=" + test_case, "--no-intro=true",
+    std::vector<std::string> args = {KERNC_UNIT_TEST_BINARY, "--test-case=" + test_case, "--no-skip=true", "--no-intro=true",
                                      "--no-version=true"};
     std::vector<std::string> vars;
     for (char** entry = environ; *entry; ++entry) {

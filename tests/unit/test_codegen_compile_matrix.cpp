@@ -168,9 +168,9 @@ std::vector<Job> hip_jobs() {
 
 #ifdef KERNC_WITH_HIP
 // Helper for the compile matrix below: does nothing unless KERNC_TEST_MATRIX_SHARD is set.
-TEST_CASE("helper::compile a shard of the HIP compile matrix") {
+TEST_CASE("helper::compile a shard of the HIP compile matrix" * doctest::skip()) {
   const std::string shard = kernc::test::env(kShardVariable);
-  if (shard.empty()) return;
+  REQUIRE_MESSAGE(!shard.empty(), "started by the compile matrix test only (" << kShardVariable << ")");
   const std::size_t index = std::stoul(shard.substr(0, shard.find('/')));
   const std::size_t count = std::stoul(shard.substr(shard.find('/') + 1));
   REQUIRE(index < count);

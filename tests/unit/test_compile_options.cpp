@@ -157,7 +157,9 @@ TEST_CASE("options::canonical_bytes changes when any one field changes") {
        }},
   };
   std::set<std::string> seen = {base_bytes};
-  for (const auto& [what, change] : changes) {
+  for (const auto& named_change : changes) {
+    const auto& what = named_change.first;  // not a structured binding: INFO captures it (C++20 only)
+    const auto& change = named_change.second;
     INFO("what = " << what);
     CompileOptions changed = base;
     change(changed);

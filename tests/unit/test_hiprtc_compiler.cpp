@@ -64,7 +64,9 @@ TEST_CASE("hiprtc::Compiler::compile builds code objects for gfx90a") {
     const char* name;
     unsigned xnack;
   };
-  for (const auto& [name, xnack] : {Row{"gfx90a", kXnackAny}, Row{"gfx90a:xnack-", kXnackOff}}) {
+  for (const Row& row : {Row{"gfx90a", kXnackAny}, Row{"gfx90a:xnack-", kXnackOff}}) {
+    const char* name = row.name;  // not a structured binding: INFO captures it (C++20 only)
+    const unsigned xnack = row.xnack;
     INFO("name = " << name);
     Target target = Target::parse(name);
     CompiledProgram compiled = hiprtc().compile(program, target);

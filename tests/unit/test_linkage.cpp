@@ -43,7 +43,10 @@ std::vector<std::string> needed_libraries(const std::string& readelf_output) {
 }  // namespace
 
 TEST_CASE("linkage::libkernc needs none of the vendor libraries") {
-  auto [output, status] = run(std::string("readelf -d '") + KERNC_LIBRARY_FILE + "' 2>&1");
+  // Not a structured binding: INFO captures output (C++20 only).
+  const auto result = run(std::string("readelf -d '") + KERNC_LIBRARY_FILE + "' 2>&1");
+  const std::string& output = result.first;
+  const int status = result.second;
   INFO("readelf output:\n" << output);
   REQUIRE(status == 0);
   std::vector<std::string> needed = needed_libraries(output);

@@ -365,7 +365,9 @@ TEST_CASE("spec::precompile round trip: every program a call could need is in th
   Cache fresh(config);
   std::set<std::string> expected_keys;
   for (const auto& target : all_targets) {
-    for (const auto& [what, program] : programs) {
+    for (const auto& named_program : programs) {
+      const auto& what = named_program.first;  // not a structured binding: CAPTURE takes it (C++20 only)
+      const auto& program = named_program.second;
       CAPTURE(what);
       CAPTURE(target.str());
       const std::string key = lookup.key(program, target, compiler_for(target.backend()));

@@ -15,7 +15,9 @@ int exit_code_for(const Error& error) {
     case ErrorCode::not_found: return kExitNotFound;
     case ErrorCode::no_device: return kExitNoGpu;
     case ErrorCode::driver:
-    case ErrorCode::launch_config: return kExitEnvironment;
+    case ErrorCode::launch_config:
+    case ErrorCode::out_of_memory:
+    case ErrorCode::device_fault: return kExitEnvironment;
     case ErrorCode::not_precompiled: return kExitNotPrecompiled;
   }
   return kExitInternal;

@@ -235,7 +235,10 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, Plan&
   }
   std::vector<std::optional<Argument>> inputs(sig.in.size()), outputs(sig.out.size());
   for (const auto& text : options.inputs) {
-    auto [name, source] = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in x=random:1000:float32");
+    // Plain variables, not a structured binding: lambdas may capture those only from C++20.
+    const auto assignment = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in x=random:1000:float32");
+    const std::string& name = assignment.first;
+    const std::string& source = assignment.second;
     auto in = std::find_if(sig.in.begin(), sig.in.end(), [&](const dsl::Param& p) { return p.name == name; });
     auto out = std::find_if(sig.out.begin(), sig.out.end(), [&](const dsl::Param& p) { return p.name == name; });
     std::optional<Argument>* slot = in != sig.in.end()     ? &inputs[static_cast<std::size_t>(in - sig.in.begin())]
@@ -278,7 +281,9 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, Plan&
   } catch (const Error& error) {
     throw with_context(error, fmt::format("kernel {} ({}) with {}", kernel.name(), params, format_call_signature(types)));
   }
-  for (const auto& [name, path] : plan.out_files) {
+  for (const auto& out_file : plan.out_files) {
+    const std::string& name = out_file.first;
+    const std::string& path = out_file.second;
     bool output = std::find(plan.output_names.begin(), plan.output_names.end(), name) != plan.output_names.end();
     bool array_input = std::any_of(plan.inputs.begin(), plan.inputs.end(),
                                    [&](const Argument& a) { return a.name == name && a.value.is_array; });
