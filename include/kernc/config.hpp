@@ -39,14 +39,17 @@ struct KERNC_API Config {
   Setting<std::string> hiprtc_library;
   Setting<std::string> cuda_home;
   Setting<std::string> cuda_driver_library;
+  /// The HIP runtime library (libamdhip64) for KERNC_RUNTIME=hip (KERNC_HIP_LIBRARY). Not
+  /// the compiler's: from ROCm 6 on, HIPRTC is a library of its own (libhiprtc).
+  Setting<std::string> hip_runtime_library;
   /// Which runtime launches kernels: "cuda" (default) or "hip" (KERNC_RUNTIME; HIP is
-  /// compile-tested only). HIP loads libamdhip64 (KERNC_HIPRTC_LIBRARY overrides it too).
+  /// compile-tested only).
   Setting<std::string> runtime;
   Setting<std::string> log_level;
 
   /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
   /// KERNC_SAVE_SOURCE, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH,
-  /// KERNC_CUDA_LIBRARY and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
+  /// KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
   /// The same, with an injectable lookup (for tests).
   static Config from_environment(const std::function<const char*(const char*)>& lookup);

@@ -88,6 +88,11 @@ class KERNC_API Arg {
   Arg(const Scalar& scalar) : scalar_(scalar) {}
   template <class T, class = decltype(Scalar(std::declval<T>()))>
   Arg(T value) : scalar_(Scalar(value)) {}
+  /// A raw pointer is not an argument (it would convert to the bool scalar `true`): pass
+  /// device memory as an ArrayRef, e.g. ArrayRef::contiguous(pointer, DType::float32, {n}),
+  /// or an address as a std::uint64_t scalar.
+  template <class T>
+  Arg(T* pointer) = delete;
 
   bool is_array() const noexcept { return is_array_; }
   const ArrayRef& array() const noexcept { return array_; }

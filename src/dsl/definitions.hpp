@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "dsl/params.hpp"
@@ -11,8 +12,8 @@
 
 namespace kernc::detail {
 
-/// (engine, layout class and device) — see function_key in src/kernels/call_support.hpp.
-using FunctionKey = std::pair<const Engine*, int>;
+/// (engine, layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
+using FunctionKey = std::tuple<const Engine*, int, int>;
 
 /// What a call needs once its types are known: the resolution, and per (layout, device)
 /// the loaded kernel functions. Filled on first use, read on every later call.

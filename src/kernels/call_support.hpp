@@ -29,8 +29,9 @@ TypeEntry& type_entry(HandleTable& table, const std::string& key, Resolve&& reso
 
 /// Names (engine, layout class, device ordinal) in the memo tables of the hot path: a
 /// kernel called through two engines loads through each (their caches differ).
+/// The device is a field of its own: packing it into the layout code collided at ordinal 1024.
 inline FunctionKey function_key(const Engine& engine, const Layout& layout, int device) {
-  return {&engine, ((static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0)) * 1024 + device};
+  return {&engine, (static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0), device};
 }
 
 /// The error a call path throws when loading its program failed: compile errors mapped to

@@ -34,7 +34,7 @@ const Compiler& Engine::compiler(Backend backend) {
 }
 
 Device Engine::device(int ordinal) {
-  if (config_.runtime.value == "hip") return Device::get(ordinal, config_.hiprtc_library.value, Backend::hip);
+  if (config_.runtime.value == "hip") return Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip);
   return Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
 }
 

@@ -106,6 +106,7 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
   if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
+  if (auto path = get("KERNC_HIP_LIBRARY"); !path.empty()) config.hip_runtime_library.set(path, "KERNC_HIP_LIBRARY");
   if (auto runtime = get("KERNC_RUNTIME"); !runtime.empty()) {
     if (runtime != "cuda" && runtime != "hip") {
       throw Error(ErrorCode::invalid_argument, fmt::format("KERNC_RUNTIME must be cuda or hip, not \"{}\"", runtime));

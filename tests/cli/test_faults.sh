@@ -112,4 +112,50 @@ total=$(find "$KERNC_CACHE_DIR/entries" -type f ! -name '.tmp.*' -printf '%s\n' 
 (( total <= cap )) || test_failed "$total bytes of entries remain over the $cap-byte cap"
 CHECKS=$((CHECKS + 1))
 
+# ---------------------------------------------------------------------------------------------
+# Every kind of damage an entry can suffer, each on a fresh cache of two entries: `cache
+# verify` must name the entry (exit 5), and the next compile must refuse it, recompile the
+# very same binary and replace it (verify is clean after). Prints the tally.
+damage_truncate() { truncate -s $(($(file_size "$1") / 2)) "$1"; }
+damage_flip_head() { flip_byte "$1" 0; }
+damage_flip_middle() { flip_byte "$1" $(($(file_size "$1") / 2)); }
+damage_flip_tail() { flip_byte "$1" -1; }
+damage_empty() { : >"$1"; }
+damage_swap() { cp "$OTHER" "$1"; }
+damage_directory() { rm "$1"; mkdir -p "$1/inside"; }
+damage_symlink() { rm "$1"; ln -s /etc/passwd "$1"; }
+damage_foreign_format() { write_u32 "$1" 8 3; }
+damage_group_writable() { chmod 0660 "$1"; }
+damage_world_writable() { chmod 0666 "$1"; }
+damage_foreign_owner() { chown 65534 "$1"; }
+
+TEST "cache verify and lookups find every kind of damage to an entry"
+write_sample_kernel k.cu
+printf 'extern "C" __global__ void other(float* x) { x[threadIdx.x] += 1.0f; }\n' >other.cu
+kinds=(truncate flip_head flip_middle flip_tail empty swap directory symlink foreign_format group_writable
+       world_writable)
+[[ $(id -u) -eq 0 ]] && kinds+=(foreign_owner)
+by_verify=0 by_lookup=0
+for kind in "${kinds[@]}"; do
+  export KERNC_CACHE_DIR=$PWD/damage-$kind
+  expect_exit 0 kernc compile k.cu -t sm_90 -o before.cubin
+  find_only_entry
+  expect_exit 0 kernc compile other.cu -t sm_90
+  OTHER=$(entry_files | grep -v "$ENTRY")
+  "damage_$kind" "$ENTRY"
+  key=$(basename "$ENTRY")
+  expect_exit 5 kernc cache verify --format json
+  expect_json "$OUT" '" ".join(b["path"].rsplit("/", 1)[-1] for b in d["bad"])' "$key"
+  by_verify=$((by_verify + 1))  # (a failed expectation ends the script)
+  expect_exit 0 kernc compile k.cu -t sm_90 -o after.cubin
+  expect_match "$OUT" '^sm_90 +compiled '
+  CHECKS=$((CHECKS + 1))
+  cmp -s before.cubin after.cubin || test_failed "$kind: the recompiled binary differs from the first one"
+  [[ -f $ENTRY && ! -L $ENTRY ]] || test_failed "$kind: the entry was not replaced by a regular file"
+  expect_clean_cache
+  by_lookup=$((by_lookup + 1))
+done
+echo "    damage kinds found by cache verify: $by_verify of ${#kinds[@]}; refused by a lookup and replaced: $by_lookup of ${#kinds[@]}"
+[[ $(id -u) -eq 0 ]] || echo "    (an entry owned by another user is tried only as root)"
+
 finish

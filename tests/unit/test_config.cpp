@@ -91,6 +91,7 @@ TEST_CASE("config::Config::from_environment reads every variable") {
                                {"KERNC_NVRTC_LIBRARY", "/opt/nvrtc.so"},
                                {"KERNC_HIPRTC_LIBRARY", "/opt/hiprtc.so"},
                                {"KERNC_CUDA_LIBRARY", "/opt/libcuda.so"},
+                               {"KERNC_HIP_LIBRARY", "/opt/rocm/lib/libamdhip64.so.6"},
                                {"CUDA_HOME", "/opt/cuda"},
                                {"CUDA_PATH", "/opt/other"},
                                {"KERNC_LOG_LEVEL", "debug"},
@@ -102,6 +103,9 @@ TEST_CASE("config::Config::from_environment reads every variable") {
   CHECK(config.nvrtc_library.source == "KERNC_NVRTC_LIBRARY");
   CHECK(config.hiprtc_library.value == "/opt/hiprtc.so");
   CHECK(config.cuda_driver_library.value == "/opt/libcuda.so");
+  // The HIP runtime is its own setting: not the compiler's library (ROCm 6 splits them).
+  CHECK(config.hip_runtime_library.value == "/opt/rocm/lib/libamdhip64.so.6");
+  CHECK(config.hip_runtime_library.source == "KERNC_HIP_LIBRARY");
   CHECK(config.cuda_home.value == "/opt/cuda");
   CHECK(config.cuda_home.source == "CUDA_HOME");
   CHECK(config.log_level.value == "debug");

@@ -70,6 +70,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
         {"cuda_driver_library", setting_json(config.cuda_driver_library)},
+        {"hip_runtime_library", setting_json(config.hip_runtime_library)},
         {"runtime", setting_json(config.runtime)},
         {"log_level", setting_json(config.log_level)}}},
   };
@@ -112,6 +113,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);
   show("cuda driver library", config.cuda_driver_library.value, config.cuda_driver_library.source);
+  show("hip runtime library", config.hip_runtime_library.value, config.hip_runtime_library.source);
   show("runtime", config.runtime.value, config.runtime.source);
   show("log level", config.log_level.value, config.log_level.source);
   return kExitOk;
