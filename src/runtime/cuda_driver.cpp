@@ -1,5 +1,6 @@
 // The CUDA implementation of detail::Driver over libcuda (see NOTE [ runtime backends ]).
 
+#include <atomic>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -318,17 +319,20 @@ class CudaDriver final : public Driver {
     }
     if (is_sticky_fault(status)) {
       std::lock_guard<std::mutex> lock(fault_mutex_);
-      if (fault_.empty()) {
+      if (!faulted_.load(std::memory_order_relaxed)) {
         fault_ = fmt::format("GPU {} ({}) is unusable: a kernel faulted with {}, first reported by {}. The CUDA context "
                              "of this GPU cannot recover: every later call on it fails; restart the process",
                              ordinal_, props_.name, describe(*api_, status), where);
+        faulted_.store(true, std::memory_order_release);
       }
       throw Error(ErrorCode::device_fault, fault_);
     }
     throw Error(ErrorCode::driver, fmt::format("{} failed: {}", where, describe(*api_, status)));
   }
 
+  // On every call's path (make_current): one atomic load, the lock only after a fault.
   void throw_if_faulted() {
+    if (!faulted_.load(std::memory_order_acquire)) return;
     std::lock_guard<std::mutex> lock(fault_mutex_);
     if (!fault_.empty()) throw Error(ErrorCode::device_fault, fault_);
   }
@@ -343,7 +347,8 @@ class CudaDriver final : public Driver {
 
   std::shared_ptr<platform::CudaDriverApi> api_;
   int ordinal_ = 0;
-  std::mutex fault_mutex_;
+  std::atomic<bool> faulted_{false};
+  std::mutex fault_mutex_;  // guards fault_, written once
   std::string fault_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
