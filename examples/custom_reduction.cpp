@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 
 int main() {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 
 static const char* kSource = R"(

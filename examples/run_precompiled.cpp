@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/spec_file.hpp"
 

@@ -10,6 +10,7 @@
 #include "kernc/cache.hpp"
 #include "kernc/compiler.hpp"
 #include "kernc/export.hpp"
+#include "kernc/log.hpp"
 
 namespace kernc {
 
@@ -64,10 +65,6 @@ struct KERNC_API Config {
 KERNC_API void check_compile_policy(const std::string& policy, const std::string& what);
 
 KERNC_API std::uint64_t parse_size(const std::string& text, const std::string& what);
-
-/// Sets the level of the library's "kernc" logger ("trace" ... "off"); the library logs
-/// warnings only by default and never prints otherwise.
-KERNC_API void set_log_level(const std::string& level);
 
 /// Formats a byte count for people: "1.5 GiB", "320 KiB", "12 B".
 KERNC_API std::string format_size(std::uint64_t bytes);

@@ -5,10 +5,12 @@
 /// Thread-safe. Engine::global() is built from the environment on first use; a host
 /// program may build its own from a Config instead and pass it in CallOptions.
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include "kernc/array.hpp"
@@ -33,8 +35,10 @@ class KERNC_API Engine {
   Cache& cache() noexcept { return *cache_; }
   /// The compiler of a backend, loaded on first use.
   const Compiler& compiler(Backend backend);
-  /// A device by ordinal (the driver is loaded on first use).
+  /// A device by ordinal (the driver is loaded on first use). After the first call for an
+  /// ordinal below kDeviceSlots, one atomic load: no lock, no allocation.
   Device device(int ordinal = 0);
+  static constexpr int kDeviceSlots = 64;
 
   /// A program compiled for a device and loaded into it.
   struct Loaded {
@@ -64,44 +68,9 @@ class KERNC_API Engine {
   mutable std::mutex mutex_;
   std::map<Backend, std::shared_ptr<const Compiler>> compilers_;
   std::map<std::pair<int, std::string>, Loaded> modules_;
-};
-
-/// Options every kernel call takes.
-struct KERNC_API CallOptions {
-  /// The stream to launch on; the default is the legacy default stream (see runtime.hpp).
-  StreamRef stream;
-  /// The GPU the arrays live on.
-  int device = 0;
-  /// ElementwiseKernel only: the loop size when every array parameter is raw (CuPy's size=).
-  std::optional<std::int64_t> size;
-  /// Explicit placeholder bindings, for placeholders no array decides ("T" → float32).
-  std::map<std::string, DType> bindings;
-  /// The engine to use; nullptr means Engine::global().
-  Engine* engine = nullptr;
-};
-
-/// An argument of a kernel call: an array (view or owning) or a scalar.
-class KERNC_API Arg {
- public:
-  Arg(const ArrayRef& array) : array_(array), is_array_(true) {}
-  Arg(const DeviceArray& array) : array_(array.ref()), is_array_(true) {}
-  Arg(const Scalar& scalar) : scalar_(scalar) {}
-  template <class T, class = decltype(Scalar(std::declval<T>()))>
-  Arg(T value) : scalar_(Scalar(value)) {}
-  /// A raw pointer is not an argument (it would convert to the bool scalar `true`): pass
-  /// device memory as an ArrayRef, e.g. ArrayRef::contiguous(pointer, DType::float32, {n}),
-  /// or an address as a std::uint64_t scalar.
-  template <class T>
-  Arg(T* pointer) = delete;
-
-  bool is_array() const noexcept { return is_array_; }
-  const ArrayRef& array() const noexcept { return array_; }
-  const Scalar& scalar() const noexcept { return scalar_; }
-
- private:
-  ArrayRef array_;
-  Scalar scalar_;
-  bool is_array_ = false;
+  // Devices opened so far, by ordinal: published once, never replaced while the engine lives.
+  std::atomic<const Device*> device_slots_[kDeviceSlots] = {};
+  std::vector<std::unique_ptr<Device>> opened_devices_;  // owns what device_slots_ points at; under mutex_
 };
 
 }  // namespace kernc

@@ -18,89 +18,25 @@
 #include <string>
 #include <vector>
 
+#include "kernc/call.hpp"
 #include "kernc/compile_options.hpp"
-#include "kernc/engine.hpp"
+#include "kernc/diagnostics.hpp"
 #include "kernc/dtype.hpp"
 #include "kernc/error.hpp"
-#include "kernc/program.hpp"
 #include "kernc/export.hpp"
+#include "kernc/kernel_options.hpp"
+#include "kernc/plan.hpp"
+#include "kernc/program.hpp"
+#include "kernc/runtime.hpp"
+#include "kernc/signature.hpp"
 
 namespace kernc {
-
-/// The type of one argument: an array of a dtype, or a scalar of a C type (a scalar is
-/// converted to its parameter's type and never binds a type placeholder).
-struct KERNC_API ArgType {
-  DType dtype = DType::float32;
-  bool scalar = false;
-  static ArgType array(DType d) { return {d, false}; }
-  static ArgType scalar_of(DType d) { return {d, true}; }
-  friend bool operator==(const ArgType& a, const ArgType& b) { return a.dtype == b.dtype && a.scalar == b.scalar; }
-};
-
-/// How the non-raw arrays of a call are laid out, after broadcasting and collapsing dims.
-enum class LayoutKind {
-  contiguous,  ///< every non-raw array is C-contiguous over the loop: flat indexing
-  strided,     ///< strided, rank 1 to kMaxStridedRank known at compile time
-  generic,     ///< strided, any rank up to kMaxDims, known at run time
-};
-
-/// A layout class: one of the few shapes of generated code per signature.
-struct KERNC_API Layout {
-  LayoutKind kind = LayoutKind::contiguous;
-  int rank = 0;          ///< for strided: 1..kMaxStridedRank; 0 otherwise
-  bool index64 = false;  ///< 64-bit indexing (sizes or byte offsets past 2^31 - 1)
-
-  static constexpr int kMaxStridedRank = 4;
-  static constexpr int kMaxDims = 16;  ///< see NOTE [ kernel parameter layout ] in templates/array.cuh
-
-  /// "contiguous-i32", "strided2-i64", "generic-i32".
-  std::string str() const;
-  /// Parses str()'s output; throws kernc::Error(invalid_argument).
-  static Layout parse(const std::string& text);
-  /// Every layout class an ElementwiseKernel call can select.
-  static std::vector<Layout> elementwise_classes();
-  /// Every layout class a ReductionKernel call can select (contiguous or generic).
-  static std::vector<Layout> reduction_classes();
-  friend bool operator==(const Layout& a, const Layout& b) {
-    return a.kind == b.kind && a.rank == b.rank && a.index64 == b.index64;
-  }
-};
-
-/// A call's types: one ArgType per input; per output, the dtype of the array passed,
-/// or std::nullopt when kernc allocates it; explicit placeholder bindings ("T" → float32).
-struct KERNC_API CallTypes {
-  std::vector<ArgType> inputs;
-  std::vector<std::optional<DType>> outputs;
-  std::map<std::string, DType> bindings;
-};
-
-/// The outcome of type resolution: every parameter's concrete dtype.
-struct KERNC_API ResolvedTypes {
-  std::map<std::string, DType> placeholders;  ///< "T" → float32
-  std::vector<DType> inputs;                  ///< per input parameter
-  std::vector<DType> outputs;                 ///< per output parameter
-};
-
-/// Parses a signature line of a spec file: "float32, scalar float32 -> float32".
-/// Inputs before "->", outputs after; "scalar " marks a scalar argument; an output may be
-/// "_" (allocated by kernc, type from resolution). Throws kernc::Error(invalid_argument).
-KERNC_API CallTypes parse_call_signature(const std::string& text);
-/// The inverse of parse_call_signature.
-KERNC_API std::string format_call_signature(const CallTypes& types);
 
 namespace detail {
 struct ElementwiseDefinition;
 struct ReductionDefinition;
+struct HandleTable;
 }  // namespace detail
-
-/// Options of an ElementwiseKernel beyond its four strings (CuPy's keyword arguments).
-struct KERNC_API ElementwiseOptions {
-  std::string preamble;    ///< code before the kernel (device functions, macros)
-  std::string loop_prep;   ///< code before the loop, inside the kernel
-  std::string after_loop;  ///< code after the loop, inside the kernel
-  bool reduce_dims = true; ///< collapse contiguous dimensions before choosing the layout
-  CompileOptions compile;
-};
 
 /// CuPy's ElementwiseKernel: `operation` runs once per element of the broadcast shape.
 class KERNC_API ElementwiseKernel {
@@ -119,7 +55,10 @@ class KERNC_API ElementwiseKernel {
   ResolvedTypes resolve(const CallTypes& types) const;
   /// The one program this call shape uses (deterministic, so its cache key is too).
   Program program(const CallTypes& types, const Layout& layout) const;
-  const detail::ElementwiseDefinition& definition() const noexcept { return *definition_; }
+  const std::vector<Parameter>& in_params() const noexcept;
+  const std::vector<Parameter>& out_params() const noexcept;
+  const std::string& operation() const noexcept;
+  const ElementwiseOptions& options() const noexcept;
 
   /// Runs the kernel with CuPy's semantics: non-raw arrays broadcast (outputs never do:
   /// their shape must be the broadcast shape), scalars are converted to their parameter's
@@ -132,16 +71,20 @@ class KERNC_API ElementwiseKernel {
   std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs = {},
                                       const CallOptions& options = {}) const;
 
+  /// The call operator() would make, planned without a GPU (see plan.hpp): `inputs` and
+  /// `outputs` are descriptions (an array's `data` may be 0). Throws what the call would.
+  ElementwisePlan plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs = {},
+                       const PlanOptions& options = {}) const;
+  /// Runs `plan` (made by this kernel) on arguments that match its descriptions exactly;
+  /// outputs are passed when the plan described them, else allocated and returned. An
+  /// input that overlaps an output is copied first, as in operator() (then the call is
+  /// planned again for the copy).
+  std::vector<DeviceArray> launch(const ElementwisePlan& plan, const std::vector<Arg>& inputs,
+                                  const std::vector<ArrayRef>& outputs = {}, const CallOptions& options = {}) const;
+
  private:
   std::shared_ptr<const detail::ElementwiseDefinition> definition_;
-};
-
-/// Options of a ReductionKernel beyond its seven strings.
-struct KERNC_API ReductionOptions {
-  std::string reduce_type;  ///< type of `a`/`b`; default: the first output's type
-  std::string preamble;
-  bool reduce_dims = true;
-  CompileOptions compile;
+  std::shared_ptr<detail::HandleTable> handles_;  // shared by copies, like the definition
 };
 
 /// CuPy's ReductionKernel: map_expr per input element, reduce_expr(a, b) to combine,
@@ -160,7 +103,9 @@ class KERNC_API ReductionKernel {
   bool has_identity() const noexcept;
   ResolvedTypes resolve(const CallTypes& types) const;
   Program program(const CallTypes& types, const Layout& layout) const;
-  const detail::ReductionDefinition& definition() const noexcept { return *definition_; }
+  const std::vector<Parameter>& in_params() const noexcept;
+  const std::vector<Parameter>& out_params() const noexcept;
+  const ReductionOptions& options() const noexcept;
 
   /// Reduces the broadcast non-raw inputs over `axes` (std::nullopt = every axis;
   /// negative axes count from the end), NumPy-style: duplicate or out-of-range axes are
@@ -172,8 +117,17 @@ class KERNC_API ReductionKernel {
                                       bool keepdims = false, const std::vector<ArrayRef>& outputs = {},
                                       const CallOptions& options = {}) const;
 
+  /// The call operator() would make, planned without a GPU (see plan.hpp).
+  ReductionPlan plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes = std::nullopt,
+                     bool keepdims = false, const std::vector<ArrayRef>& outputs = {},
+                     const PlanOptions& options = {}) const;
+  /// Runs `plan` (made by this kernel) on arguments that match its descriptions exactly.
+  std::vector<DeviceArray> launch(const ReductionPlan& plan, const std::vector<Arg>& inputs,
+                                  const std::vector<ArrayRef>& outputs = {}, const CallOptions& options = {}) const;
+
  private:
   std::shared_ptr<const detail::ReductionDefinition> definition_;
+  std::shared_ptr<detail::HandleTable> handles_;  // shared by copies, like the definition
 };
 
 namespace detail {
@@ -195,6 +149,12 @@ class KERNC_API RawKernel {
   /// else must match the parameter's size exactly (from the driver). The argument count
   /// is checked whenever either is known.
   void operator()(const LaunchConfig& config, const std::vector<Arg>& args, const CallOptions& options = {}) const;
+  /// The kernel's parameters as its source declares them; std::nullopt when no readable
+  /// `__global__ void name(...)` declaration is found (the driver's sizes are used then).
+  std::optional<std::vector<RawParameter>> parameters() const;
+  /// The checks a launch makes of `args` that need no GPU (count; an array for each
+  /// pointer, a scalar otherwise), on descriptions (an array's `data` may be 0).
+  void check_arguments(const std::vector<Arg>& args) const;
 
  private:
   std::string code_;
@@ -219,6 +179,12 @@ class KERNC_API RawModule {
   /// Launches `function` of this module as RawKernel::operator() does (same argument rules).
   void launch(const std::string& function, const LaunchConfig& config, const std::vector<Arg>& args,
               const CallOptions& options = {}) const;
+  /// The parameters of `function` as the source declares them. A name expression
+  /// ("axpby<float>") gives its template's declaration, whose placeholder types are not
+  /// known (dtype empty). std::nullopt when no readable declaration is found.
+  std::optional<std::vector<RawParameter>> parameters(const std::string& function) const;
+  /// The GPU-free checks launch() makes of `args` for `function` (see RawKernel).
+  void check_arguments(const std::string& function, const std::vector<Arg>& args) const;
 
  private:
   std::string code_;
@@ -227,16 +193,5 @@ class KERNC_API RawModule {
   std::string name_;
   std::shared_ptr<detail::RawState> state_;
 };
-
-/// The compile log with generated-code locations turned into the user's own: a line like
-/// `saxpy operation(1): error: ...` (NVRTC) or `saxpy operation:1:5: error: ...` (HIPRTC)
-/// reads `saxpy operation, line 1: error: ...`.
-KERNC_API std::string map_log_to_snippets(const std::string& log);
-
-/// The same error with map_log_to_snippets applied to its message and log (others unchanged).
-KERNC_API Error map_error_to_snippets(const Error& error);
-
-/// `source` with each line prefixed by its number, for showing generated code.
-KERNC_API std::string number_lines(const std::string& source);
 
 }  // namespace kernc

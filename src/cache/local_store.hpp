@@ -29,28 +29,10 @@
 
 namespace kernc::cache {
 
-/// One entry file as found on disk.
-struct EntryFile {
-  std::string key;
-  std::string path;
-  bool regular = true;     ///< false: a directory, symlink or other thing stands in its place
-  std::uint64_t size = 0;
-  std::time_t last_used = 0;  ///< mtime, seconds
-  long last_used_nsec = 0;    ///< mtime, nanoseconds within the second (LRU order within a burst)
-};
-
-struct VerifyReport {
-  std::uint64_t checked = 0;
-  std::vector<std::pair<std::string, std::string>> bad;  ///< path, problem
-  std::uint64_t removed = 0;
-};
-
-struct PruneReport {
-  std::uint64_t removed = 0;
-  std::uint64_t freed_bytes = 0;
-  std::uint64_t remaining_bytes = 0;
-  std::uint64_t temp_files_removed = 0;
-};
+// The public report types (include/kernc/cache.hpp), by their store names.
+using EntryFile = CacheEntryFile;
+using VerifyReport = CacheVerifyReport;
+using PruneReport = CachePruneReport;
 
 class LocalStore final : public Store {
  public:

@@ -19,15 +19,6 @@ std::string c_type(const dsl::Param& param, DType resolved) {
 
 const char* index_type(const Layout& layout) { return layout.index64 ? "long long" : "int"; }
 
-int template_rank(const Layout& layout) {
-  switch (layout.kind) {
-    case LayoutKind::contiguous: return 0;
-    case LayoutKind::strided: return layout.rank;
-    case LayoutKind::generic: return -1;
-  }
-  return -1;
-}
-
 std::string type_defs(const ResolvedTypes& resolved) {
   std::string out;
   for (const auto& [letter, dtype] : resolved.placeholders) out += fmt::format("typedef {} {};\n", device_type(dtype), letter);
@@ -97,7 +88,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
                            const ResolvedTypes& resolved, const Layout& layout) {
   const auto& sig = definition.signature;
   const std::string& name = definition.name;
-  const int rank = template_rank(layout);
+  const int rank = layout.view_rank();
   const bool contiguous = rank == 0;
   // Contiguous: inputs are preloaded into _v_<name>[_kUnroll] and bound from there (see
   // templates/elementwise_contiguous.cu.in); otherwise bound through the multi-index.
@@ -157,7 +148,7 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   }
   const auto& sig = definition.signature;
   const std::string& name = definition.name;
-  int rank = template_rank(layout);
+  int rank = layout.view_rank();
   std::string params, input_refs, output_refs, preload_decls, preload_loads;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];

@@ -2,7 +2,8 @@
 // Renders a kernel definition for one call shape into a Program, from the templates.
 
 #include "dsl/definitions.hpp"
-#include "kernc/kernels.hpp"
+#include "kernc/program.hpp"
+#include "kernc/signature.hpp"
 
 namespace kernc::codegen {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "kernc/kernels.hpp"
+#include "kernc/diagnostics.hpp"
 
 namespace kernc::codegen {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kernc/array.hpp"
-#include "kernc/kernels.hpp"
+#include "kernc/array_ref.hpp"
+#include "kernc/signature.hpp"
 
 namespace kernc::dsl {
 

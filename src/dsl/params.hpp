@@ -7,18 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "kernc/dtype.hpp"
+#include "kernc/kernel_options.hpp"
 
 namespace kernc::dsl {
 
-struct Param {
-  std::string name;
-  bool raw = false;
-  bool output = false;
-  std::optional<DType> dtype;  ///< set for a concrete type
-  std::string placeholder;     ///< set for a type placeholder ("T")
-  std::string text;            ///< the parameter as written, for error messages
-};
+using Param = Parameter;  // public: include/kernc/kernel_options.hpp
 
 /// Parses in_params or out_params (`which` names the list in errors: "in_params").
 /// Throws kernc::Error(invalid_argument) quoting the offending text and saying what was expected.

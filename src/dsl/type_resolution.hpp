@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "dsl/params.hpp"
-#include "kernc/kernels.hpp"
+#include "kernc/signature.hpp"
 
 namespace kernc::dsl {
 

@@ -3,9 +3,11 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
+#include "kernels/plan_data.hpp"
 
 namespace kernc::detail {
 
@@ -31,6 +33,55 @@ std::string types_key(const CallTypes& types) {
   for (const auto& out : types.outputs) key += out ? static_cast<char>('a' + static_cast<int>(*out)) : '_';
   for (const auto& [letter, dtype] : types.bindings) key += fmt::format("|{}={}", letter, static_cast<int>(dtype));
   return key;
+}
+
+std::vector<ArgDescription> describe(const std::vector<Arg>& args) {
+  std::vector<ArgDescription> out;
+  out.reserve(args.size());
+  for (const auto& arg : args) {
+    if (arg.is_array()) {
+      out.push_back({true, arg.array(), arg.array().dtype});
+      out.back().array.data = 0;
+    } else {
+      out.push_back({false, ArrayRef{}, arg.scalar().dtype});
+    }
+  }
+  return out;
+}
+
+void check_matches(const std::string& kernel, const char* role, const std::vector<std::string>& names,
+                   const std::vector<ArgDescription>& planned, const std::vector<Arg>& given) {
+  if (planned.size() != given.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan has {} {}(s), {} given", kernel, planned.size(), role, given.size()));
+  }
+  for (size_t k = 0; k < given.size(); ++k) {
+    const ArgDescription& want = planned[k];
+    const Arg& got = given[k];
+    const std::string& name = k < names.size() ? names[k] : std::string("?");
+    auto describe_one = [](bool is_array, DType dtype, const std::vector<std::int64_t>& shape,
+                           const std::vector<std::int64_t>& strides) {
+      return is_array ? fmt::format("a {} array of shape {} and strides {}", to_string(dtype), shape, strides)
+                      : fmt::format("a {} scalar", to_string(dtype));
+    };
+    bool same = want.is_array == got.is_array();
+    if (same && want.is_array) {
+      same = want.array.dtype == got.array().dtype && want.array.shape == got.array().shape &&
+             want.array.strides == got.array().strides;
+    } else if (same) {
+      same = want.scalar_dtype == got.scalar().dtype;
+    }
+    if (!same) {
+      static const std::vector<std::int64_t> kNone;
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: {} {} is {}, but the plan was made for {}; make a plan for these arguments", kernel,
+                              role, name,
+                              got.is_array() ? describe_one(true, got.array().dtype, got.array().shape, got.array().strides)
+                                             : describe_one(false, got.scalar().dtype, kNone, kNone),
+                              describe_one(want.is_array, want.is_array ? want.array.dtype : want.scalar_dtype,
+                                           want.array.shape, want.array.strides)));
+    }
+  }
 }
 
 Error load_error(const Error& error, const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "dsl/definitions.hpp"
+#include "kernels/handle_table.hpp"
 #include "kernc/engine.hpp"
+#include "kernels/plan_data.hpp"
 #include "kernc/kernels.hpp"
 #include "runtime/param_pack.hpp"
 
@@ -32,6 +34,23 @@ TypeEntry& type_entry(HandleTable& table, const std::string& key, Resolve&& reso
 /// The device is a field of its own: packing it into the layout code collided at ordinal 1024.
 inline FunctionKey function_key(const Engine& engine, const Layout& layout, int device) {
   return {&engine, (static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0), device};
+}
+
+/// The functions of `entry`'s program variant `layout` on `device`: from the memo, or
+/// loaded with `load` (an Engine::Loaded) and picked with `pick` (→ LoadedFunctions). The
+/// table's lock is not held while loading: compiling must not block other calls.
+template <class Load, class Pick>
+LoadedFunctions find_or_load(HandleTable& table, TypeEntry& entry, const Engine& engine, const Device& device,
+                             const Layout& layout, Load&& load, Pick&& pick) {
+  const auto key = function_key(engine, layout, device.ordinal());
+  {
+    std::lock_guard<std::mutex> lock(table.mutex);
+    auto found = entry.functions.find(key);
+    if (found != entry.functions.end()) return found->second;
+  }
+  LoadedFunctions loaded = pick(load());
+  std::lock_guard<std::mutex> lock(table.mutex);
+  return entry.functions.emplace(key, std::move(loaded)).first->second;
 }
 
 /// The error a call path throws when loading its program failed: compile errors mapped to

@@ -1,4 +1,4 @@
-// ElementwiseKernel::operator(): CuPy's call semantics on top of the generated programs.
+// ElementwiseKernel calls: plan (CuPy's call semantics, on descriptions), then launch.
 
 #include <algorithm>
 
@@ -6,16 +6,19 @@
 #include <fmt/ranges.h>
 
 #include "dsl/definitions.hpp"
-#include "dsl/loop_plan.hpp"
+#include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernels/call_support.hpp"
+#include "kernels/plan_data.hpp"
 
 namespace kernc {
 
 namespace {
 
 constexpr unsigned kBlock = 256;
+// The contiguous kernel steps kUnroll (4) elements per thread (templates/elementwise.cu.in).
+constexpr std::int64_t kUnroll = 4;
 
 // A copy of `array` in fresh C-contiguous memory (used when an input overlaps an output).
 DeviceArray copy_of(const ArrayRef& array, const CallOptions& options) {
@@ -25,55 +28,65 @@ DeviceArray copy_of(const ArrayRef& array, const CallOptions& options) {
   return copy({array}, {}, plain).front();
 }
 
-}  // namespace
+void check_counts(const detail::ElementwiseDefinition& def, const std::vector<Arg>& inputs,
+                  const std::vector<ArrayRef>& outputs, bool descriptions) {
+  const auto& sig = def.signature;
+  if (inputs.size() != sig.in.size()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} takes {} input(s) ({}), got {}", def.name, sig.in.size(),
+                                                         sig.in.size() ? sig.in.front().text + ", ..." : "", inputs.size()));
+  }
+  if (!outputs.empty() && outputs.size() != sig.out.size()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} has {} output(s); pass all of them or none, got {}",
+                                                         def.name, sig.out.size(), outputs.size()));
+  }
+  for (const auto& out : outputs) descriptions ? out.validate_description(def.name.c_str()) : out.validate(def.name.c_str());
+  for (const auto& in : inputs) {
+    if (in.is_array()) descriptions ? in.array().validate_description(def.name.c_str()) : in.array().validate(def.name.c_str());
+  }
+}
 
-std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& inputs_in,
-                                                       const std::vector<ArrayRef>& outputs_in,
-                                                       const CallOptions& options) const {
-  const auto& def = *definition_;
+// Everything but the geometry: types, the loop shape, outputs, and the strides of the
+// loop over every non-raw array. No GPU.
+std::shared_ptr<detail::ElementwisePlanData> plan_shapes(const ElementwiseKernel& kernel,
+                                                         const detail::ElementwiseDefinition& def,
+                                                         detail::HandleTable& handles, const std::vector<Arg>& inputs,
+                                                         const std::vector<ArrayRef>& outputs_in,
+                                                         const std::optional<std::int64_t>& size_option,
+                                                         const std::map<std::string, DType>& bindings) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
-  if (inputs_in.size() != sig.in.size()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{} takes {} input(s) ({}), got {}", name, sig.in.size(),
-                                                         sig.in.size() ? sig.in.front().text + ", ..." : "", inputs_in.size()));
-  }
-  if (!outputs_in.empty() && outputs_in.size() != sig.out.size()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{} has {} output(s); pass all of them or none, got {}", name,
-                                                         sig.out.size(), outputs_in.size()));
-  }
-  for (const auto& out : outputs_in) out.validate(name.c_str());
-  for (const auto& in : inputs_in) {
-    if (in.is_array()) in.array().validate(name.c_str());
-  }
-
-  Engine& engine = detail::engine_of(options);
-  CallTypes types = detail::call_types(inputs_in, outputs_in, options.bindings);
-  detail::TypeEntry& entry = detail::type_entry(def.handles, detail::types_key(types), [&] { return resolve(types); });
-  const ResolvedTypes& resolved = entry.resolved;
+  check_counts(def, inputs, outputs_in, true);
+  auto plan = std::make_shared<detail::ElementwisePlanData>();
+  plan->types = detail::call_types(inputs, outputs_in, bindings);
+  plan->entry = &detail::type_entry(handles, detail::types_key(plan->types), [&] { return kernel.resolve(plan->types); });
+  plan->resolved = plan->entry->resolved;
+  plan->table = &handles;
+  plan->inputs = detail::describe(inputs);
+  for (const auto& out : outputs_in) plan->outputs_given.push_back({true, out, out.dtype});
 
   // The loop shape: broadcast of the non-raw input arrays; outputs must match it.
   std::vector<std::vector<std::int64_t>> shapes;
   std::vector<std::string_view> names;
   bool any_raw = false;
   for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs_in[k].is_array()) continue;
+    if (!inputs[k].is_array()) continue;
     if (sig.in[k].raw) {
       any_raw = true;
     } else {
-      shapes.push_back(inputs_in[k].array().shape);
+      shapes.push_back(inputs[k].array().shape);
       names.push_back(sig.in[k].name);
     }
   }
   bool non_raw_output = false;
   for (const auto& p : sig.out) non_raw_output = non_raw_output || !p.raw;
-  std::vector<std::int64_t> shape;
-  if (options.size) {
+  std::vector<std::int64_t>& shape = plan->shape;
+  if (size_option) {
     if (!shapes.empty() || non_raw_output) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("{}: size= is allowed only when every array parameter is raw (as in CuPy)", name));
     }
-    if (*options.size < 0) throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is negative", name));
-    shape = {*options.size};
+    if (*size_option < 0) throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is negative", name));
+    shape = {*size_option};
   } else if (!shapes.empty()) {
     shape = dsl::broadcast_shape(shapes, names);
   } else if (!outputs_in.empty()) {
@@ -99,134 +112,216 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
                               sig.out[k].name, outputs_in[k].shape, shape));
     }
   }
-
-  // Outputs: the arrays passed, or new C-contiguous ones.
-  Device device = engine.device(options.device);
-  std::vector<DeviceArray> outputs;
+  // Outputs: the descriptions given, or the C-contiguous arrays the launch allocates.
   for (size_t k = 0; k < sig.out.size(); ++k) {
     if (!outputs_in.empty()) {
-      outputs.push_back(DeviceArray::wrap(device, outputs_in[k]));
+      plan->outputs.push_back(outputs_in[k]);
     } else if (sig.out[k].raw) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("{}: raw output {} cannot be allocated by kernc; pass the outputs", name, sig.out[k].name));
     } else {
-      outputs.push_back(DeviceArray::empty(device, resolved.outputs[k], shape));
+      plan->outputs.push_back(ArrayRef::contiguous(std::uint64_t{0}, plan->resolved.outputs[k], shape));
     }
   }
-  std::int64_t size = 1;
-  for (auto extent : shape) size *= extent;
-  if (size == 0) return outputs;
+  return plan;
+}
 
-  // Aliasing: outputs must not share memory; an input that shares memory with an output
-  // is read from a copy unless it is the very same view (then each element is read before
-  // it is written, in the same thread).
-  for (size_t a = 0; a < outputs.size(); ++a) {
-    for (size_t b = a + 1; b < outputs.size(); ++b) {
-      if (detail::overlaps(outputs[a].ref(), outputs[b].ref())) {
-        throw Error(ErrorCode::invalid_argument, fmt::format("{}: outputs {} and {} overlap in memory", name,
-                                                             sig.out[a].name, sig.out[b].name));
-      }
-    }
+// The loop plan and launch geometry for a GPU of `multiprocessors` multiprocessors.
+void plan_geometry(const detail::ElementwiseDefinition& def, detail::ElementwisePlanData& plan, int multiprocessors) {
+  const auto& sig = def.signature;
+  if (multiprocessors <= 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: a plan needs the GPU's multiprocessor count (PlanOptions::multiprocessors), got {}",
+                            def.name, multiprocessors));
   }
-  std::vector<Arg> inputs = inputs_in;
-  std::vector<DeviceArray> temporaries;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    if (!inputs[k].is_array() || sig.in[k].raw) continue;
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      if (sig.out[o].raw || !detail::overlaps(inputs[k].array(), outputs[o].ref())) continue;
-      ArrayRef broadcast_in = inputs[k].array();
-      if (broadcast_in.shape == outputs[o].shape() && detail::same_view(broadcast_in, outputs[o].ref())) continue;
-      temporaries.push_back(copy_of(inputs[k].array(), options));
-      inputs[k] = Arg(temporaries.back());
-      break;
-    }
-  }
-
-  // The loop plan over the non-raw arrays (inputs, then outputs).
+  plan.multiprocessors = multiprocessors;
   std::vector<std::vector<std::int64_t>> strides;
   std::vector<std::size_t> item_sizes;
   std::int64_t extra = 0;
   for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs[k].is_array()) continue;
+    const auto& in = plan.inputs[k];
+    if (!in.is_array) continue;
     if (sig.in[k].raw) {
-      extra = std::max(extra, detail::raw_extent(inputs[k].array()));
+      extra = std::max(extra, detail::raw_extent(in.array));
     } else {
-      strides.push_back(dsl::broadcast_strides(inputs[k].array(), shape));
-      item_sizes.push_back(itemsize(inputs[k].array().dtype));
+      strides.push_back(dsl::broadcast_strides(in.array, plan.shape));
+      item_sizes.push_back(itemsize(in.array.dtype));
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
+    const ArrayRef& out = plan.outputs[k];
     if (sig.out[k].raw) {
-      extra = std::max(extra, detail::raw_extent(outputs[k].ref()));
+      extra = std::max(extra, detail::raw_extent(out));
     } else {
-      strides.push_back(dsl::broadcast_strides(outputs[k].ref(), shape));
-      item_sizes.push_back(itemsize(outputs[k].dtype()));
+      strides.push_back(dsl::broadcast_strides(out, plan.shape));
+      item_sizes.push_back(itemsize(out.dtype));
     }
   }
-  const std::int64_t max_blocks = static_cast<std::int64_t>(device.multiprocessors()) * 32;
-  // The contiguous kernel steps kUnroll (4) elements per thread: its last index may run
-  // 4 grid strides past the end, which 32-bit indexing must still hold.
-  dsl::LoopPlan plan = dsl::plan_loop(shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                                      max_blocks * kBlock * 4, extra);
-  const int rank = plan.layout.kind == LayoutKind::contiguous ? 0
-                   : plan.layout.kind == LayoutKind::strided  ? plan.layout.rank
-                                                              : -1;
+  const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
+  // The contiguous kernel's last index may run kUnroll grid strides past the end, which
+  // 32-bit indexing must still hold.
+  plan.loop = dsl::plan_loop(plan.shape, std::move(strides), item_sizes, def.options.reduce_dims,
+                             max_blocks * kBlock * kUnroll, extra);
+  plan.rank = plan.loop.layout.view_rank();
+  plan.launch = LaunchConfig{};
+  plan.launch.block[0] = kBlock;
+  const std::int64_t per_block = plan.rank == 0 ? kBlock * kUnroll : kBlock;
+  plan.launch.grid[0] =
+      static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((plan.loop.size + per_block - 1) / per_block, max_blocks)));
+}
 
-  // The kernel function for this layout on this device: loaded once, then reused.
+}  // namespace
+
+ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+                                        const PlanOptions& options) const {
+  auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
+  plan_geometry(*definition_, *data, options.multiprocessors);
+  ElementwisePlan plan;
+  plan.data_ = std::move(data);
+  return plan;
+}
+
+std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planned, const std::vector<Arg>& inputs_in,
+                                                   const std::vector<ArrayRef>& outputs_in,
+                                                   const CallOptions& options) const {
+  const auto& def = *definition_;
+  const auto& sig = def.signature;
+  const std::string& name = def.name;
+  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", name));
+  const detail::ElementwisePlanData& plan = *planned.data_;
+  if (plan.table != handles_.get()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan was made by another kernel", name));
+  }
+  check_counts(def, inputs_in, outputs_in, false);
+  std::vector<std::string> in_names, out_names;
+  for (const auto& p : sig.in) in_names.push_back(p.name);
+  for (const auto& p : sig.out) out_names.push_back(p.name);
+  detail::check_matches(name, "input", in_names, plan.inputs, inputs_in);
+  if (plan.outputs_given.empty() != outputs_in.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan {} the outputs; {}", name, plan.outputs_given.empty() ? "allocates" : "was given",
+                            plan.outputs_given.empty() ? "pass none" : "pass them"));
+  }
+  std::vector<Arg> given_outputs(outputs_in.begin(), outputs_in.end());
+  detail::check_matches(name, "output", out_names, plan.outputs_given, given_outputs);
+
+  Engine& engine = detail::engine_of(options);
+  Device device = engine.device(options.device);
+  if (device.multiprocessors() != plan.multiprocessors) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan is for a GPU with {} multiprocessors; GPU {} has {} (plan with "
+                            "PlanOptions::multiprocessors = Device::multiprocessors())",
+                            name, plan.multiprocessors, device.ordinal(), device.multiprocessors()));
+  }
+  std::vector<DeviceArray> outputs;
+  for (size_t k = 0; k < sig.out.size(); ++k) {
+    outputs.push_back(outputs_in.empty() ? DeviceArray::empty(device, plan.outputs[k].dtype, plan.outputs[k].shape)
+                                         : DeviceArray::wrap(device, outputs_in[k]));
+  }
+  if (plan.loop.size == 0) return outputs;
+
+  // Aliasing (only arrays the caller passed can alias): outputs must not share memory; an
+  // input that shares memory with an output is read from a copy unless it is the very same
+  // view (then each element is read before it is written, in the same thread).
+  if (!outputs_in.empty()) {
+    for (size_t a = 0; a < outputs.size(); ++a) {
+      for (size_t b = a + 1; b < outputs.size(); ++b) {
+        if (detail::overlaps(outputs[a].ref(), outputs[b].ref())) {
+          throw Error(ErrorCode::invalid_argument, fmt::format("{}: outputs {} and {} overlap in memory", name,
+                                                               sig.out[a].name, sig.out[b].name));
+        }
+      }
+    }
+    std::vector<Arg> copied = inputs_in;
+    std::vector<DeviceArray> temporaries;
+    for (size_t k = 0; k < copied.size(); ++k) {
+      if (!copied[k].is_array() || sig.in[k].raw) continue;
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        if (sig.out[o].raw || !detail::overlaps(copied[k].array(), outputs[o].ref())) continue;
+        if (copied[k].array().shape == outputs[o].shape() && detail::same_view(copied[k].array(), outputs[o].ref())) {
+          continue;
+        }
+        temporaries.push_back(copy_of(copied[k].array(), options));
+        copied[k] = Arg(temporaries.back());
+        break;
+      }
+    }
+    if (!temporaries.empty()) {
+      // The copies are laid out differently from the descriptions: plan again for them.
+      auto replanned = plan_shapes(*this, def, *handles_, copied, outputs_in, std::nullopt, plan.types.bindings);
+      plan_geometry(def, *replanned, plan.multiprocessors);
+      ElementwisePlan copy_plan;
+      copy_plan.data_ = std::move(replanned);
+      return launch(copy_plan, copied, outputs_in, options);
+    }
+  }
+
+  // The kernel function: the plan's own after its first launch on this device, else the
+  // kernel's memo (loading on first use).
+  const Layout& layout = plan.loop.layout;
   Function function;
   {
-    const auto key = detail::function_key(engine, plan.layout, device.ordinal());
-    std::unique_lock<std::mutex> lock(def.handles.mutex);
-    auto found = entry.functions.find(key);
-    if (found != entry.functions.end()) {
-      function = found->second.front();
-    } else {
-      lock.unlock();  // compiling must not block other calls of this kernel
-      Engine::Loaded loaded;
-      try {
-        loaded = engine.load(program(types, plan.layout), device);
-      } catch (const Error& error) {
-        throw detail::load_error(error, name, types, resolved, plan.layout);
-      }
-      function = loaded.module.function(name);
-      lock.lock();
-      entry.functions.emplace(key, std::vector<Function>{function});
+    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
+    if (plan.prepared.engine == &engine && plan.prepared.device == device.ordinal()) {
+      function = plan.prepared.functions.front();
     }
+  }
+  if (!function.valid()) {
+    auto loaded = detail::find_or_load(*handles_, *plan.entry, engine, device, layout, [&] {
+      try {
+        return engine.load(program(plan.types, layout), device);
+      } catch (const Error& error) {
+        throw detail::load_error(error, name, plan.types, plan.resolved, layout);
+      }
+    }, [&](const Engine::Loaded& l) { return detail::LoadedFunctions{{l.module.function(name)}, 0}; });
+    function = loaded.functions.front();
+    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
+    plan.prepared.engine = &engine;
+    plan.prepared.device = device.ordinal();
+    plan.prepared.functions = loaded.functions;
   }
 
   // Arguments, in the kernel's parameter order.
   detail::ParamPack pack;
   size_t array_index = 0;
   auto pack_array = [&](const ArrayRef& array) {
-    const auto& array_strides = plan.strides[array_index++];
-    detail::pack_view(pack, array.data, plan.size, plan.shape, array_strides, rank, plan.layout.index64, false);
+    const auto& array_strides = plan.loop.strides[array_index++];
+    detail::pack_view(pack, array.data, plan.loop.size, plan.loop.shape, array_strides, plan.rank, layout.index64, false);
   };
   for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs[k].is_array()) {
-      detail::pack_scalar(pack, inputs[k].scalar(), resolved.inputs[k]);
+    if (!inputs_in[k].is_array()) {
+      detail::pack_scalar(pack, inputs_in[k].scalar(), plan.resolved.inputs[k]);
     } else if (sig.in[k].raw) {
-      detail::pack_raw(pack, inputs[k].array(), plan.layout.index64);
+      detail::pack_raw(pack, inputs_in[k].array(), layout.index64);
     } else {
-      pack_array(inputs[k].array());
+      pack_array(inputs_in[k].array());
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
     if (sig.out[k].raw) {
-      detail::pack_raw(pack, outputs[k].ref(), plan.layout.index64);
+      detail::pack_raw(pack, outputs[k].ref(), layout.index64);
     } else {
       pack_array(outputs[k].ref());
     }
   }
-  detail::pack_shape(pack, plan.size, plan.shape, rank, plan.layout.index64);
-
-  LaunchConfig config;
-  config.block[0] = kBlock;
-  // The contiguous kernel takes 4 elements per thread per step (kUnroll in its template).
-  const std::int64_t per_block = rank == 0 ? kBlock * 4 : kBlock;
-  config.grid[0] = static_cast<unsigned>(std::min<std::int64_t>((plan.size + per_block - 1) / per_block, max_blocks));
+  detail::pack_shape(pack, plan.loop.size, plan.loop.shape, plan.rank, layout.index64);
+  LaunchConfig config = plan.launch;
   config.stream = options.stream;
   function.launch(config, pack.pointers());
   return outputs;
+}
+
+std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
+                                                       const std::vector<ArrayRef>& outputs,
+                                                       const CallOptions& options) const {
+  // Usage errors first, without the GPU; then the geometry for the call's device.
+  check_counts(*definition_, inputs, outputs, false);
+  auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
+  Device device = detail::engine_of(options).device(options.device);
+  plan_geometry(*definition_, *data, device.multiprocessors());
+  ElementwisePlan plan;
+  plan.data_ = std::move(data);
+  return launch(plan, inputs, outputs, options);
 }
 
 }  // namespace kernc

@@ -6,6 +6,7 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/limits.hpp"
+#include "kernels/handle_table.hpp"
 
 namespace kernc {
 
@@ -28,6 +29,7 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
   definition->options = std::move(options);
   validate(definition->options.compile);
   definition_ = std::move(definition);
+  handles_ = std::make_shared<detail::HandleTable>();
 }
 
 ElementwiseKernel::~ElementwiseKernel() = default;
@@ -37,6 +39,10 @@ ElementwiseKernel& ElementwiseKernel::operator=(const ElementwiseKernel&) = defa
 const std::string& ElementwiseKernel::name() const noexcept { return definition_->name; }
 std::size_t ElementwiseKernel::input_count() const noexcept { return definition_->signature.in.size(); }
 std::size_t ElementwiseKernel::output_count() const noexcept { return definition_->signature.out.size(); }
+const std::vector<Parameter>& ElementwiseKernel::in_params() const noexcept { return definition_->signature.in; }
+const std::vector<Parameter>& ElementwiseKernel::out_params() const noexcept { return definition_->signature.out; }
+const ElementwiseOptions& ElementwiseKernel::options() const noexcept { return definition_->options; }
+const std::string& ElementwiseKernel::operation() const noexcept { return definition_->operation; }
 
 ResolvedTypes ElementwiseKernel::resolve(const CallTypes& types) const {
   return dsl::resolve_types(definition_->signature, types, definition_->name);

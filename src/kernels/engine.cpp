@@ -34,8 +34,22 @@ const Compiler& Engine::compiler(Backend backend) {
 }
 
 Device Engine::device(int ordinal) {
-  if (config_.runtime.value == "hip") return Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip);
-  return Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
+  // Every kernel call asks for its device: after the first time, a lock-free read.
+  const bool slotted = ordinal >= 0 && ordinal < kDeviceSlots;
+  if (slotted) {
+    if (const Device* known = device_slots_[ordinal].load(std::memory_order_acquire)) return *known;
+  }
+  Device device = config_.runtime.value == "hip"
+                      ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
+                      : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
+  if (slotted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (device_slots_[ordinal].load(std::memory_order_relaxed) == nullptr) {
+      opened_devices_.push_back(std::make_unique<Device>(device));
+      device_slots_[ordinal].store(opened_devices_.back().get(), std::memory_order_release);
+    }
+  }
+  return device;
 }
 
 namespace {

@@ -29,41 +29,53 @@ const std::vector<std::size_t>& sizes_once(RawState& state, const Function& func
   return found->second;
 }
 
+// The checks of `args` that the declaration alone allows (no driver): the count, and an
+// array for each pointer parameter, a scalar for each other one.
+void check_declared(const std::string& name, const std::vector<DeclaredParam>& declared, const std::vector<Arg>& args) {
+  if (args.size() != declared.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("kernel {} takes {} argument(s), {} given", name, declared.size(), args.size()));
+  }
+  for (size_t k = 0; k < args.size(); ++k) {
+    const DeclaredParam& param = declared[k];
+    if (args[k].is_array() && !param.pointer) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("kernel {}: argument {} is an array but parameter \"{}\" is "
+                                                           "not a pointer",
+                                                           name, k, param.text));
+    }
+    if (!args[k].is_array() && param.pointer) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {}: argument {} is a scalar but parameter \"{}\" is a pointer", name, k, param.text));
+    }
+  }
+}
+
 // Packs `args` for `function`, checking them against what is known of its parameters.
 void launch_checked(RawState& state, const Function& function,
                     const std::optional<std::vector<DeclaredParam>>& declared, std::optional<std::size_t> count,
                     const LaunchConfig& config, const std::vector<Arg>& args) {
   const std::string& name = function.name();
+  if (declared) check_declared(name, *declared, args);
   // A declaration read from the source says every parameter's kind; the driver's sizes are
   // needed without one, or for a scalar of a C type kernc does not know.
   bool need_sizes = !declared;
-  for (size_t k = 0; declared && k < args.size() && k < declared->size(); ++k) {
-    need_sizes = need_sizes || (!args[k].is_array() && !(*declared)[k].pointer && !(*declared)[k].dtype);
+  for (size_t k = 0; declared && k < args.size(); ++k) {
+    need_sizes = need_sizes || (!args[k].is_array() && !(*declared)[k].dtype);
   }
   static const std::vector<std::size_t> kUnknown;
   const std::vector<std::size_t>& sizes = need_sizes ? sizes_once(state, function, count) : kUnknown;
-  std::size_t expected = declared ? declared->size() : sizes.size();
-  if ((declared || !sizes.empty()) && args.size() != expected) {
+  if (!declared && !sizes.empty() && args.size() != sizes.size()) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("kernel {} takes {} argument(s), {} given", name, expected, args.size()));
+                fmt::format("kernel {} takes {} argument(s), {} given", name, sizes.size(), args.size()));
   }
   ParamPack pack;
   for (size_t k = 0; k < args.size(); ++k) {
     const Arg& arg = args[k];
     const DeclaredParam* param = declared ? &(*declared)[k] : nullptr;
     if (arg.is_array()) {
-      if (param && !param->pointer) {
-        throw Error(ErrorCode::invalid_argument, fmt::format("kernel {}: argument {} is an array but parameter \"{}\" is "
-                                                             "not a pointer",
-                                                             name, k, param->text));
-      }
       pack.begin(8);
       pack.field<std::uint64_t>(arg.array().data);
       continue;
-    }
-    if (param && param->pointer) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("kernel {}: argument {} is a scalar but parameter \"{}\" is a pointer", name, k, param->text));
     }
     if (param && param->dtype) {
       pack_scalar(pack, arg.scalar(), *param->dtype);  // converted to the declared type
@@ -81,7 +93,10 @@ void launch_checked(RawState& state, const Function& function,
   function.launch(config, pack.pointers());
 }
 
-Engine::Loaded load_raw(RawState& state, const Program& program, const CallOptions& options) {
+// The loaded module for the call's (engine, device); `make_program` runs only on a miss
+// (a raw program is a copy of the source: not made per launch).
+template <class MakeProgram>
+Engine::Loaded load_raw(RawState& state, MakeProgram&& make_program, const CallOptions& options) {
   Engine& engine = engine_of(options);
   const auto key = std::make_pair(static_cast<const Engine*>(&engine), options.device);
   {
@@ -90,7 +105,7 @@ Engine::Loaded load_raw(RawState& state, const Program& program, const CallOptio
     if (found != state.loaded.end()) return found->second;
   }
   Device device = engine.device(options.device);
-  Engine::Loaded loaded = engine.load(program, device);
+  Engine::Loaded loaded = engine.load(make_program(), device);
   std::lock_guard<std::mutex> lock(state.mutex);
   return state.loaded.emplace(key, std::move(loaded)).first->second;
 }
@@ -106,8 +121,29 @@ std::optional<std::vector<DeclaredParam>> declared_once(RawState& state, const s
 }  // namespace
 }  // namespace detail
 
+std::optional<std::vector<RawParameter>> RawKernel::parameters() const {
+  return detail::declared_once(*state_, code_, name_);
+}
+
+void RawKernel::check_arguments(const std::vector<Arg>& args) const {
+  if (auto declared = parameters()) detail::check_declared(name_, *declared, args);
+}
+
+std::optional<std::vector<RawParameter>> RawModule::parameters(const std::string& function) const {
+  bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
+  auto declared = detail::declared_once(*state_, code_, is_expression ? detail::template_name(function) : function);
+  if (declared && is_expression) {
+    for (auto& param : *declared) param.dtype.reset();  // placeholder types: not known from the template
+  }
+  return declared;
+}
+
+void RawModule::check_arguments(const std::string& function, const std::vector<Arg>& args) const {
+  if (auto declared = parameters(function)) detail::check_declared(function, *declared, args);
+}
+
 Function RawKernel::function(const CallOptions& options) const {
-  return detail::load_raw(*state_, program(), options).module.function(name_);
+  return detail::load_raw(*state_, [this] { return program(); }, options).module.function(name_);
 }
 
 void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& args, const CallOptions& options) const {
@@ -120,13 +156,13 @@ void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& a
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
-  auto loaded = detail::load_raw(*state_, program(), options);
+  auto loaded = detail::load_raw(*state_, [this] { return program(); }, options);
   auto lowered = loaded.program->lowered_names.find(name);
   return loaded.module.function(lowered != loaded.program->lowered_names.end() ? lowered->second : name);
 }
 
 std::pair<std::uint64_t, std::size_t> RawModule::get_global(const std::string& name, const CallOptions& options) const {
-  auto loaded = detail::load_raw(*state_, program(), options);
+  auto loaded = detail::load_raw(*state_, [this] { return program(); }, options);
   auto lowered = loaded.program->lowered_names.find(name);
   return loaded.module.global(lowered != loaded.program->lowered_names.end() ? lowered->second : name);
 }

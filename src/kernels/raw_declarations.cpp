@@ -4,6 +4,7 @@
 // character it matches, so a long source (or a long token in it) overflowed the stack
 // (issue 15). Everything here is linear in the source's length.
 
+#include <algorithm>
 #include <cctype>
 #include <string_view>
 
@@ -110,6 +111,33 @@ std::optional<DType> scalar_type(const std::string& type) {
   return std::nullopt;
 }
 
+// The name a parameter is declared with ("" when the declaration has none): the last
+// identifier before any "[" or "=", unless it is a type word or the only word.
+std::string declared_name(std::string_view text) {
+  std::string declaration(text.substr(0, text.find_first_of("[=")));
+  while (!declaration.empty() && declaration.back() == ' ') declaration.pop_back();
+  std::size_t start = declaration.size();
+  while (start > 0 && (std::isalnum(static_cast<unsigned char>(declaration[start - 1])) || declaration[start - 1] == '_')) {
+    --start;
+  }
+  std::string name = declaration.substr(start);
+  std::string type = declaration.substr(0, start);
+  static const char* const kTypeWords[] = {"int",      "long",   "short",    "char",        "float", "double", "bool",
+                                           "unsigned", "signed", "const",    "volatile",    "__restrict__"};
+  bool type_word = std::any_of(std::begin(kTypeWords), std::end(kTypeWords), [&](const char* w) { return name == w; });
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || type_word ||
+      type.find_first_not_of(' ') == std::string::npos) {
+    return {};
+  }
+  return name;
+}
+
+// Whether a pointer parameter's elements are const ("const float* x"): the kernel only reads them.
+bool points_to_const(std::string_view text) {
+  std::string before(text.substr(0, text.find_first_of("*&[")));
+  return (" " + before + " ").find(" const ") != std::string::npos;
+}
+
 }  // namespace
 
 std::string template_name(const std::string& expression) {
@@ -140,7 +168,9 @@ std::optional<std::vector<DeclaredParam>> declared_params(const std::string& sou
   for (const auto& piece : pieces) {
     DeclaredParam param;
     param.text = squeeze(piece);
+    param.name = declared_name(param.text);
     param.pointer = piece.find_first_of("*&[") != std::string_view::npos;
+    param.const_pointee = param.pointer && points_to_const(param.text);
     if (!param.pointer) {
       std::string type = squeeze(strip_words(piece, {"const", "volatile", "__restrict__", "register"}));
       auto last_space = type.find_last_of(' ');

@@ -8,15 +8,12 @@
 #include <vector>
 
 #include "kernc/engine.hpp"
+#include "kernc/plan.hpp"
 
 namespace kernc::detail {
 
-/// One parameter of a kernel as declared in its source.
-struct DeclaredParam {
-  std::string text;
-  bool pointer = false;
-  std::optional<DType> dtype;  ///< for scalars whose C type kernc knows
-};
+/// One parameter of a kernel as declared in its source (public: include/kernc/plan.hpp).
+using DeclaredParam = RawParameter;
 
 struct RawState {
   std::mutex mutex;

@@ -1,4 +1,4 @@
-// ReductionKernel::operator(): axes, keepdims, outputs and the two-pass launch plan.
+// ReductionKernel calls: plan (axes, keepdims, outputs, the two-pass split), then launch.
 
 #include <algorithm>
 
@@ -7,9 +7,11 @@
 
 #include "dsl/definitions.hpp"
 #include "dsl/loop_plan.hpp"
+#include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernels/call_support.hpp"
+#include "kernels/plan_data.hpp"
 
 namespace kernc {
 
@@ -24,7 +26,9 @@ std::int64_t pow2_at_least(std::int64_t n) {
 }
 
 // The axes to reduce, sorted; throws for duplicates and out-of-range axes.
-std::vector<int> normalize_axes(const std::optional<std::vector<int>>& axes, int ndim, const std::string& name) {
+std::vector<int> normalize_axes(const std::optional<std::vector<int>>& axes, const std::vector<std::int64_t>& shape,
+                                const std::string& name) {
+  const int ndim = static_cast<int>(shape.size());
   std::vector<int> out;
   if (!axes) {
     for (int d = 0; d < ndim; ++d) out.push_back(d);
@@ -34,7 +38,8 @@ std::vector<int> normalize_axes(const std::optional<std::vector<int>>& axes, int
     int normalized = axis < 0 ? axis + ndim : axis;
     if (normalized < 0 || normalized >= ndim) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: axis {} is out of range for {} dimension(s)", name, axis, ndim));
+                  fmt::format("{}: axis {} is out of range for the {} dimension(s) of the inputs {}", name, axis, ndim,
+                              shape));
     }
     if (std::find(out.begin(), out.end(), normalized) != out.end()) {
       throw Error(ErrorCode::invalid_argument, fmt::format("{}: axis {} is repeated in {}", name, axis, *axes));
@@ -54,36 +59,42 @@ bool c_contiguous(const std::vector<std::int64_t>& shape, const std::vector<std:
   return true;
 }
 
-struct Functions {
-  Function main, finish;
-  std::size_t reduce_type_size = 0;
-};
-
-}  // namespace
-
-std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inputs,
-                                                     const std::optional<std::vector<int>>& axes_in, bool keepdims,
-                                                     const std::vector<ArrayRef>& outputs_in,
-                                                     const CallOptions& options) const {
-  const auto& def = *definition_;
+void check_counts(const detail::ReductionDefinition& def, const std::vector<Arg>& inputs,
+                  const std::vector<ArrayRef>& outputs, bool descriptions) {
   const auto& sig = def.signature;
-  const std::string& name = def.name;
   if (inputs.size() != sig.in.size()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{} takes {} input(s), got {}", name, sig.in.size(), inputs.size()));
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} takes {} input(s), got {}", def.name, sig.in.size(), inputs.size()));
   }
-  if (!outputs_in.empty() && outputs_in.size() != sig.out.size()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{} has {} output(s); pass all of them or none, got {}", name,
-                                                         sig.out.size(), outputs_in.size()));
+  if (!outputs.empty() && outputs.size() != sig.out.size()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{} has {} output(s); pass all of them or none, got {}",
+                                                         def.name, sig.out.size(), outputs.size()));
   }
   for (const auto& in : inputs) {
-    if (in.is_array()) in.array().validate(name.c_str());
+    if (in.is_array()) descriptions ? in.array().validate_description(def.name.c_str()) : in.array().validate(def.name.c_str());
   }
-  for (const auto& out : outputs_in) out.validate(name.c_str());
+  for (const auto& out : outputs) descriptions ? out.validate_description(def.name.c_str()) : out.validate(def.name.c_str());
+}
 
-  Engine& engine = detail::engine_of(options);
-  CallTypes types = detail::call_types(inputs, outputs_in, options.bindings);
-  detail::TypeEntry& entry = detail::type_entry(def.handles, detail::types_key(types), [&] { return resolve(types); });
-  const ResolvedTypes& resolved = entry.resolved;
+// Everything but the geometry: types, axes, output shapes, and each array's view with the
+// kept axes first and the reduced axes last. No GPU.
+std::shared_ptr<detail::ReductionPlanData> plan_shapes(const ReductionKernel& kernel,
+                                                       const detail::ReductionDefinition& def,
+                                                       detail::HandleTable& handles, const std::vector<Arg>& inputs,
+                                                       const std::optional<std::vector<int>>& axes_in, bool keepdims,
+                                                       const std::vector<ArrayRef>& outputs_in,
+                                                       const std::map<std::string, DType>& bindings) {
+  const auto& sig = def.signature;
+  const std::string& name = def.name;
+  check_counts(def, inputs, outputs_in, true);
+  auto plan = std::make_shared<detail::ReductionPlanData>();
+  plan->types = detail::call_types(inputs, outputs_in, bindings);
+  plan->entry = &detail::type_entry(handles, detail::types_key(plan->types), [&] { return kernel.resolve(plan->types); });
+  plan->resolved = plan->entry->resolved;
+  plan->table = &handles;
+  plan->inputs = detail::describe(inputs);
+  for (const auto& out : outputs_in) plan->outputs_given.push_back({true, out, out.dtype});
+  plan->keepdims = keepdims;
 
   // The reduced shape: broadcast of the non-raw input arrays.
   std::vector<std::vector<std::int64_t>> shapes;
@@ -97,45 +108,44 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
   if (shapes.empty()) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: there is nothing to reduce: no non-raw input array", name));
   }
-  const std::vector<std::int64_t> in_shape = dsl::broadcast_shape(shapes, names);
+  plan->in_shape = dsl::broadcast_shape(shapes, names);
+  const std::vector<std::int64_t>& in_shape = plan->in_shape;
   const int ndim = static_cast<int>(in_shape.size());
-  const std::vector<int> reduced = normalize_axes(axes_in, ndim, name);
+  const std::vector<int> reduced = normalize_axes(axes_in, in_shape, name);
+  plan->axes = reduced;
   std::vector<int> kept;
   for (int d = 0; d < ndim; ++d) {
     if (!std::binary_search(reduced.begin(), reduced.end(), d)) kept.push_back(d);
   }
-  std::vector<std::int64_t> out_shape, kept_shape;
+  std::vector<std::int64_t> out_shape;
   std::int64_t out_size = 1, reduce_size = 1;
   for (int d = 0; d < ndim; ++d) {
-    bool is_reduced = std::binary_search(reduced.begin(), reduced.end(), d);
-    if (is_reduced) {
+    if (std::binary_search(reduced.begin(), reduced.end(), d)) {
       reduce_size *= in_shape[d];
       if (keepdims) out_shape.push_back(1);
     } else {
       out_size *= in_shape[d];
       out_shape.push_back(in_shape[d]);
-      kept_shape.push_back(in_shape[d]);
     }
   }
-
-  Device device = engine.device(options.device);
-  std::vector<DeviceArray> outputs;
+  plan->out_size = out_size;
+  plan->reduce_size = reduce_size;
   for (size_t k = 0; k < sig.out.size(); ++k) {
     if (!outputs_in.empty()) {
       if (!sig.out[k].raw && outputs_in[k].shape != out_shape) {
         throw Error(ErrorCode::invalid_argument, fmt::format("{}: output {} has shape {}, the reduction gives {}", name,
                                                              sig.out[k].name, outputs_in[k].shape, out_shape));
       }
-      outputs.push_back(DeviceArray::wrap(device, outputs_in[k]));
+      plan->outputs.push_back(outputs_in[k]);
     } else if (sig.out[k].raw) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("{}: raw output {} cannot be allocated by kernc; pass the outputs", name, sig.out[k].name));
     } else {
-      outputs.push_back(DeviceArray::empty(device, resolved.outputs[k], out_shape));
+      plan->outputs.push_back(ArrayRef::contiguous(std::uint64_t{0}, plan->resolved.outputs[k], out_shape));
     }
   }
-  if (out_size == 0) return outputs;
-  if (reduce_size == 0 && !has_identity()) {
+  if (out_size == 0) return plan;
+  if (reduce_size == 0 && !kernel.has_identity()) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: cannot reduce zero elements: the kernel has no identity", name));
   }
@@ -144,10 +154,6 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
   // (_i, _J) is then flat index _i * reduce_size + _J in that order.
   std::vector<int> order = kept;
   order.insert(order.end(), reduced.begin(), reduced.end());
-  struct View {
-    std::vector<std::int64_t> shape, strides;
-  };
-  std::vector<View> input_views;
   bool contiguous = true;
   std::int64_t extent = out_size * reduce_size;
   for (size_t k = 0; k < sig.in.size(); ++k) {
@@ -158,7 +164,7 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
       continue;
     }
     auto strides = dsl::broadcast_strides(array, in_shape);
-    View view;
+    detail::ReductionPlanData::View view;
     for (int d : order) {
       view.shape.push_back(in_shape[d]);
       view.strides.push_back(strides[d]);
@@ -168,17 +174,15 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
     permuted.shape = view.shape;
     permuted.strides = view.strides;
     extent = std::max(extent, detail::raw_extent(permuted));
-    input_views.push_back(std::move(view));
+    plan->input_views.push_back(std::move(view));
   }
-  std::vector<View> output_views;
   for (size_t k = 0; k < sig.out.size(); ++k) {
-    const ArrayRef& array = outputs[k].ref();
+    const ArrayRef& array = plan->outputs[k];
     extent = std::max(extent, detail::raw_extent(array));
     if (sig.out[k].raw) continue;
-    View view;  // the output over the kept axes only (keepdims' extent-1 axes dropped)
+    detail::ReductionPlanData::View view;  // the output over the kept axes only (keepdims' extent-1 axes dropped)
     for (int d = 0, j = 0; d < ndim; ++d) {
-      bool is_reduced = std::binary_search(reduced.begin(), reduced.end(), d);
-      if (is_reduced) {
+      if (std::binary_search(reduced.begin(), reduced.end(), d)) {
         if (keepdims) ++j;
         continue;
       }
@@ -187,58 +191,137 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
       ++j;
     }
     contiguous = contiguous && c_contiguous(view.shape, view.strides, itemsize(array.dtype));
-    output_views.push_back(std::move(view));
+    plan->output_views.push_back(std::move(view));
   }
-  Layout layout;
-  layout.kind = contiguous ? LayoutKind::contiguous : LayoutKind::generic;
-  const std::int64_t max_blocks = static_cast<std::int64_t>(device.multiprocessors()) * 32;
-  layout.index64 = !dsl::fits_index32(extent, max_blocks * kBlock);
   if (!contiguous && static_cast<int>(order.size()) > Layout::kMaxDims) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: at most {} dimensions", name, Layout::kMaxDims));
   }
-  const int rank = contiguous ? 0 : -1;
+  plan->layout.kind = contiguous ? LayoutKind::contiguous : LayoutKind::generic;
+  plan->extent = extent;
+  return plan;
+}
 
-  // Kernel functions for this layout on this device (and the size of _type_reduce).
-  Functions fns;
+// The index width and the launch plan for a GPU of `multiprocessors` multiprocessors: a
+// group of threads per output; long reductions of few outputs split across blocks (second
+// pass: name_finish) so that every multiprocessor has work.
+void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlanData& plan, int multiprocessors) {
+  if (multiprocessors <= 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: a plan needs the GPU's multiprocessor count (PlanOptions::multiprocessors), got {}",
+                            def.name, multiprocessors));
+  }
+  plan.multiprocessors = multiprocessors;
+  const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
+  plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock);
+  const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
+  plan.group = pow2_at_least(std::clamp<std::int64_t>(reduce_size, 1, kBlock));
+  const std::int64_t per_block = kBlock / plan.group;
+  const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
+  const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 8;
+  plan.splits = 1;
+  if (out_blocks < target_blocks && reduce_size > plan.group * 32) {
+    std::int64_t splits = std::min<std::int64_t>((target_blocks + out_blocks - 1) / out_blocks, reduce_size / (plan.group * 16));
+    splits = std::clamp<std::int64_t>(splits, 1, 65535);
+    std::int64_t chunk = (reduce_size + splits - 1) / splits;
+    plan.splits = (reduce_size + chunk - 1) / chunk;  // no empty split
+  }
+  plan.launch = LaunchConfig{};
+  plan.launch.block[0] = static_cast<unsigned>(kBlock);
+  plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(out_blocks, max_blocks)));
+  plan.launch.grid[1] = static_cast<unsigned>(plan.splits);
+}
+
+}  // namespace
+
+ReductionPlan ReductionKernel::plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes,
+                                    bool keepdims, const std::vector<ArrayRef>& outputs,
+                                    const PlanOptions& options) const {
+  if (options.size) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is for elementwise kernels", name()));
+  }
+  auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
+  plan_geometry(*definition_, *data, options.multiprocessors);
+  ReductionPlan plan;
+  plan.data_ = std::move(data);
+  return plan;
+}
+
+std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, const std::vector<Arg>& inputs,
+                                                 const std::vector<ArrayRef>& outputs_in,
+                                                 const CallOptions& options) const {
+  const auto& def = *definition_;
+  const auto& sig = def.signature;
+  const std::string& name = def.name;
+  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", name));
+  const detail::ReductionPlanData& plan = *planned.data_;
+  if (plan.table != handles_.get()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan was made by another kernel", name));
+  }
+  check_counts(def, inputs, outputs_in, false);
+  std::vector<std::string> in_names, out_names;
+  for (const auto& p : sig.in) in_names.push_back(p.name);
+  for (const auto& p : sig.out) out_names.push_back(p.name);
+  detail::check_matches(name, "input", in_names, plan.inputs, inputs);
+  if (plan.outputs_given.empty() != outputs_in.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan {} the outputs; {}", name, plan.outputs_given.empty() ? "allocates" : "was given",
+                            plan.outputs_given.empty() ? "pass none" : "pass them"));
+  }
+  detail::check_matches(name, "output", out_names, plan.outputs_given,
+                        std::vector<Arg>(outputs_in.begin(), outputs_in.end()));
+
+  Engine& engine = detail::engine_of(options);
+  Device device = engine.device(options.device);
+  if (device.multiprocessors() != plan.multiprocessors) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan is for a GPU with {} multiprocessors; GPU {} has {} (plan with "
+                            "PlanOptions::multiprocessors = Device::multiprocessors())",
+                            name, plan.multiprocessors, device.ordinal(), device.multiprocessors()));
+  }
+  std::vector<DeviceArray> outputs;
+  for (size_t k = 0; k < sig.out.size(); ++k) {
+    outputs.push_back(outputs_in.empty() ? DeviceArray::empty(device, plan.outputs[k].dtype, plan.outputs[k].shape)
+                                         : DeviceArray::wrap(device, outputs_in[k]));
+  }
+  if (plan.out_size == 0) return outputs;
+
+  // Kernel functions for this layout on this device (and the size of _type_reduce): the
+  // plan's own after its first launch here, else the kernel's memo.
+  const Layout& layout = plan.layout;
+  detail::LoadedFunctions fns;
   {
-    const auto key = detail::function_key(engine, layout, device.ordinal());
-    std::unique_lock<std::mutex> lock(def.handles.mutex);
-    auto found = entry.functions.find(key);
-    if (found != entry.functions.end()) {
-      fns = {found->second[0], found->second[1], entry.reduce_type_sizes[key]};
-    } else {
-      lock.unlock();
-      Engine::Loaded loaded;
+    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
+    if (plan.prepared.engine == &engine && plan.prepared.device == device.ordinal()) {
+      fns.functions = plan.prepared.functions;
+      fns.reduce_type_size = plan.prepared.reduce_type_size;
+    }
+  }
+  if (fns.functions.empty()) {
+    fns = detail::find_or_load(*handles_, *plan.entry, engine, device, layout, [&] {
       try {
-        loaded = engine.load(program(types, layout), device);
+        return engine.load(program(plan.types, layout), device);
       } catch (const Error& error) {
-        throw detail::load_error(error, name, types, resolved, layout);
+        throw detail::load_error(error, name, plan.types, plan.resolved, layout);
       }
-      fns.main = loaded.module.function(name);
-      fns.finish = loaded.module.function(name + "_finish");
+    }, [&](const Engine::Loaded& loaded) {
+      detail::LoadedFunctions picked;
+      picked.functions = {loaded.module.function(name), loaded.module.function(name + "_finish")};
       auto [address, bytes] = loaded.module.global("kernc_reduce_type_size");
       unsigned int size = 0;
       device.copy_to_host(&size, address, std::min<std::size_t>(bytes, sizeof size));
-      fns.reduce_type_size = size;
-      lock.lock();
-      entry.functions.emplace(key, std::vector<Function>{fns.main, fns.finish});
-      entry.reduce_type_sizes[key] = size;
-    }
+      picked.reduce_type_size = size;
+      return picked;
+    });
+    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
+    plan.prepared.engine = &engine;
+    plan.prepared.device = device.ordinal();
+    plan.prepared.functions = fns.functions;
+    plan.prepared.reduce_type_size = fns.reduce_type_size;
   }
 
-  // Launch plan: a group of threads per output; split long reductions of few outputs
-  // across blocks (second pass: name_finish) so that every multiprocessor has work.
-  const std::int64_t group = pow2_at_least(std::clamp<std::int64_t>(reduce_size, 1, kBlock));
-  const std::int64_t per_block = kBlock / group;
-  const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
-  const std::int64_t target_blocks = static_cast<std::int64_t>(device.multiprocessors()) * 8;
-  std::int64_t splits = 1;
-  if (out_blocks < target_blocks && reduce_size > group * 32) {
-    splits = std::min<std::int64_t>((target_blocks + out_blocks - 1) / out_blocks, reduce_size / (group * 16));
-    splits = std::clamp<std::int64_t>(splits, 1, 65535);
-    std::int64_t chunk = (reduce_size + splits - 1) / splits;
-    splits = (reduce_size + chunk - 1) / chunk;  // no empty split
-  }
+  const std::int64_t out_size = plan.out_size, reduce_size = plan.reduce_size, splits = plan.splits;
+  const bool contiguous = layout.kind == LayoutKind::contiguous;
+  const int rank = layout.view_rank();
   DeviceBuffer partials, valid;
   if (splits > 1) {
     // Stream-ordered: freed on the call's stream after the two kernels, without a wait.
@@ -251,11 +334,11 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
     size_t in_index = 0, out_index = 0;
     for (size_t k = 0; k < sig.in.size(); ++k) {
       if (!inputs[k].is_array()) {
-        detail::pack_scalar(*pack, inputs[k].scalar(), resolved.inputs[k]);
+        detail::pack_scalar(*pack, inputs[k].scalar(), plan.resolved.inputs[k]);
       } else if (sig.in[k].raw) {
         detail::pack_raw(*pack, inputs[k].array(), layout.index64);
       } else {
-        const View& view = input_views[in_index++];
+        const auto& view = plan.input_views[in_index++];
         detail::pack_view(*pack, inputs[k].array().data, out_size * reduce_size, view.shape, view.strides, rank,
                           layout.index64, contiguous);
       }
@@ -264,7 +347,7 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
       if (sig.out[k].raw) {
         detail::pack_raw(*pack, outputs[k].ref(), layout.index64);
       } else {
-        const View& view = output_views[out_index++];
+        const auto& view = plan.output_views[out_index++];
         detail::pack_view(*pack, outputs[k].ref().data, out_size, view.shape, view.strides, rank, layout.index64,
                           contiguous);
       }
@@ -284,23 +367,36 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
     return pack;
   };
 
-  LaunchConfig config;
-  config.block[0] = static_cast<unsigned>(kBlock);
-  config.grid[0] = static_cast<unsigned>(std::min(out_blocks, max_blocks));
-  config.grid[1] = static_cast<unsigned>(splits);
+  LaunchConfig config = plan.launch;
   config.stream = options.stream;
-  auto main_args = pack_arguments(group);
-  fns.main.launch(config, main_args->pointers());
+  auto main_args = pack_arguments(plan.group);
+  fns.functions[0].launch(config, main_args->pointers());
   if (splits > 1) {
+    const std::int64_t max_blocks = static_cast<std::int64_t>(plan.multiprocessors) * 32;
     const std::int64_t finish_group = pow2_at_least(std::min<std::int64_t>(splits, kBlock));
     const std::int64_t finish_blocks = (out_size + (kBlock / finish_group) - 1) / (kBlock / finish_group);
     LaunchConfig finish = config;
     finish.grid[0] = static_cast<unsigned>(std::min(finish_blocks, max_blocks));
     finish.grid[1] = 1;
     auto finish_args = pack_arguments(finish_group);
-    fns.finish.launch(finish, finish_args->pointers());
+    fns.functions[1].launch(finish, finish_args->pointers());
   }
   return outputs;
+}
+
+std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inputs,
+                                                     const std::optional<std::vector<int>>& axes, bool keepdims,
+                                                     const std::vector<ArrayRef>& outputs,
+                                                     const CallOptions& options) const {
+  // Usage errors first, without the GPU; then the geometry for the call's device.
+  check_counts(*definition_, inputs, outputs, false);
+  auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
+  Device device = detail::engine_of(options).device(options.device);
+  if (data->out_size != 0) plan_geometry(*definition_, *data, device.multiprocessors());
+  data->multiprocessors = device.multiprocessors();
+  ReductionPlan plan;
+  plan.data_ = std::move(data);
+  return launch(plan, inputs, outputs, options);
 }
 
 }  // namespace kernc

@@ -6,6 +6,7 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/limits.hpp"
+#include "kernels/handle_table.hpp"
 
 namespace kernc {
 
@@ -51,6 +52,7 @@ ReductionKernel::ReductionKernel(std::string in_params, std::string out_params, 
   definition->options = std::move(options);
   validate(definition->options.compile);
   definition_ = std::move(definition);
+  handles_ = std::make_shared<detail::HandleTable>();
 }
 
 ReductionKernel::~ReductionKernel() = default;
@@ -60,6 +62,9 @@ ReductionKernel& ReductionKernel::operator=(const ReductionKernel&) = default;
 const std::string& ReductionKernel::name() const noexcept { return definition_->name; }
 std::size_t ReductionKernel::input_count() const noexcept { return definition_->signature.in.size(); }
 std::size_t ReductionKernel::output_count() const noexcept { return definition_->signature.out.size(); }
+const std::vector<Parameter>& ReductionKernel::in_params() const noexcept { return definition_->signature.in; }
+const std::vector<Parameter>& ReductionKernel::out_params() const noexcept { return definition_->signature.out; }
+const ReductionOptions& ReductionKernel::options() const noexcept { return definition_->options; }
 bool ReductionKernel::has_identity() const noexcept { return !definition_->identity.empty(); }
 
 ResolvedTypes ReductionKernel::resolve(const CallTypes& types) const {

@@ -200,9 +200,9 @@ const char* SpecKernel::kind() const {
 
 std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types) {
   bool any_array = false;
-  const auto& sig = kernel.definition().signature;
-  for (size_t k = 0; k < sig.in.size(); ++k) any_array = any_array || (!sig.in[k].raw && !types.inputs.at(k).scalar);
-  for (const auto& p : sig.out) any_array = any_array || !p.raw;
+  const auto& in = kernel.in_params();
+  for (size_t k = 0; k < in.size(); ++k) any_array = any_array || (!in[k].raw && !types.inputs.at(k).scalar);
+  for (const auto& p : kernel.out_params()) any_array = any_array || !p.raw;
   if (any_array) return Layout::elementwise_classes();
   // Only raw arrays and scalars: the loop is flat whatever the arrays look like.
   return {{LayoutKind::contiguous, 0, false}, {LayoutKind::contiguous, 0, true}};

@@ -1,5 +1,7 @@
 #include "platform/files.hpp"
 
+#include "kernc/files.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -117,3 +119,14 @@ void make_directories(const std::string& path, unsigned mode) {
 }
 
 }  // namespace kernc::platform
+
+// The public names (include/kernc/files.hpp) of the helpers above.
+namespace kernc {
+
+std::string read_file(const std::string& path) { return platform::read_file(path); }
+void write_file_atomic(const std::string& path, std::string_view bytes, unsigned mode) {
+  platform::write_file_atomic(path, bytes, mode);
+}
+void make_directories(const std::string& path, unsigned mode) { platform::make_directories(path, mode); }
+
+}  // namespace kernc

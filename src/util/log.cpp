@@ -1,6 +1,6 @@
 #include "util/log.hpp"
 
-#include "kernc/config.hpp"
+#include "kernc/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>

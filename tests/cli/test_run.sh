@@ -63,13 +63,13 @@ expect_contains "$ERR" "q is neither an output nor an array input of kernel saxp
 expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --in x=ones:5:float32 --axis 1,x
 expect_contains "$ERR" '--axis "1,x"'
 expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --in x=ones:4x2:float32 --axis 2
-expect_contains "$ERR" "axis 2 is out of range for the 2 dimension(s) of the inputs (4, 2)"
+expect_contains "$ERR" "axis 2 is out of range for the 2 dimension(s) of the inputs [4, 2]"
 expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --in x=ones:4x2:float32 --axis 1,-1
 expect_contains "$ERR" "axis -1 is repeated"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=1 --in x=ones:4:float32 --in y=ones:3:float32
 expect_contains "$ERR" "kernel saxpy: shapes do not broadcast"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=1 --in x=ones:4:float32 --in y=ones:4:float32 --in z=ones:2x4:float32
-expect_contains "$ERR" "output z has shape (2, 4) but the inputs broadcast to (4,)"
+expect_contains "$ERR" "output z has shape [2, 4] but the inputs broadcast to [4]"
 expect_exit 2 kernc run "$SPEC" --kernel clip_add --in x=ones:4:int32 --in bias=ones:3:int32 --in lo=0 --in hi=1 \
   --in y=zeros:4:int32 --out y
 expect_contains "$ERR" "expected NAME=FILE.npy"

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernc/engine.hpp"
+#include "kernc/call.hpp"
 
 TEST_CASE("kernels::Arg takes arrays and scalars, and refuses raw pointers at compile time") {
   // A pointer once became the bool scalar `true` through Scalar(bool).

@@ -86,10 +86,10 @@ unsigned jobs() { return std::max(2u, std::thread::hardware_concurrency()) + 1; 
 // parameters rather than with reachable_layouts(): the strided and generic classes only
 // exist when some non-raw array takes part in the loop.
 std::vector<Layout> layouts_of(const kernc::ElementwiseKernel& kernel, const CallTypes& types) {
-  const auto& sig = kernel.definition().signature;
+  const auto& in = kernel.in_params();
   bool loop_array = false;
-  for (size_t k = 0; k < sig.in.size(); ++k) loop_array |= !sig.in[k].raw && !types.inputs[k].scalar;
-  for (const auto& p : sig.out) loop_array |= !p.raw;
+  for (size_t k = 0; k < in.size(); ++k) loop_array |= !in[k].raw && !types.inputs[k].scalar;
+  for (const auto& p : kernel.out_params()) loop_array |= !p.raw;
   std::vector<Layout> layouts;
   for (const auto& layout : Layout::elementwise_classes()) {
     if (loop_array || layout.kind == LayoutKind::contiguous) layouts.push_back(layout);
@@ -294,8 +294,8 @@ TEST_CASE("spec::parse_spec keeps every field of a kernel") {
                                            R"( "signatures": ["float32, float32 -> float32", "int8, int8 -> _"])"),
                                 "/");
   const auto& kernel = std::get<kernc::ElementwiseKernel>(spec.find("k").kernel);
-  const auto& options = kernel.definition().options;
-  CHECK(kernel.definition().operation == "y = x + t[0]");
+  const auto& options = kernel.options();
+  CHECK(kernel.operation() == "y = x + t[0]");
   CHECK(options.preamble == "// p");
   CHECK(options.loop_prep == "// lp");
   CHECK(options.after_loop == "// al");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 
 using namespace kernc;

@@ -7,10 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cache/entry_format.hpp"
-#include "cache/local_store.hpp"
 #include "cli_context.hpp"
-#include "platform/files.hpp"
+#include "kernc/cache.hpp"
+#include "kernc/files.hpp"
 
 namespace kernc::cli {
 
@@ -35,14 +34,9 @@ std::string local_time(std::time_t when) {
   return text;
 }
 
-// The store the subcommands work on; an unusable directory is an error here, unlike
-// in compiles, because looking after the cache is the whole point of the command.
-cache::LocalStore open_store(const Config& config) {
-  if (config.cache_dir.value.empty()) {
-    throw Error(ErrorCode::io, "no cache directory: set KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass --cache-dir");
-  }
-  return cache::LocalStore(config.cache_dir.value, config.cache_max_size.value);
-}
+// The cache directory the subcommands work on (CacheDirectory refuses an unusable one:
+// looking after the cache is the whole point of the command).
+CacheDirectory open_store(const Config& config) { return CacheDirectory(config.cache_config()); }
 
 nlohmann::json stats_json(const CacheStats& s) {
   return {{"memory_hits", s.memory_hits}, {"disk_hits", s.disk_hits},   {"read_only_hits", s.read_only_hits},
@@ -94,18 +88,19 @@ int run_ls(const CacheCommandOptions& options, const Config& config) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& file : store.list()) {
     std::string problem;
-    std::optional<cache::StoredEntry> entry;
+    std::optional<CacheEntryContents> entry;
     try {
-      entry = cache::decode_entry(platform::read_file(file.path), file.key, &problem);
+      entry = store.read(file, &problem);
     } catch (const Error& error) {
       problem = error.what();
     }
     nlohmann::json row = {{"key", file.key}, {"size_bytes", file.size}, {"last_used", local_time(file.last_used)}};
     if (entry) {
-      row["target"] = entry->metadata.value("target", "");
-      row["compiler"] = entry->metadata.value("compiler", "");
-      row["created"] = entry->metadata.value("created", "");
-      row["lowered_names"] = entry->metadata.value("lowered_names", nlohmann::json::object());
+      const auto metadata = nlohmann::json::parse(entry->metadata_json);
+      row["target"] = metadata.value("target", "");
+      row["compiler"] = metadata.value("compiler", "");
+      row["created"] = metadata.value("created", "");
+      row["lowered_names"] = metadata.value("lowered_names", nlohmann::json::object());
     } else {
       row["problem"] = problem;
     }
@@ -176,23 +171,24 @@ int run_clear(const CacheCommandOptions& options, const Config& config) {
 
 int run_inspect(const CacheCommandOptions& options, const Config& config) {
   auto store = open_store(config);
-  std::string key = store.resolve(options.key);
-  std::string path = store.entry_path(key);
+  const CacheEntryFile file = store.find(options.key);
+  const std::string& key = file.key;
+  const std::string& path = file.path;
   std::string problem;
-  auto entry = cache::decode_entry(platform::read_file(path), key, &problem);
+  auto entry = store.read(file, &problem);
   if (!entry) {
     fmt::print(stderr, "kernc: error: entry {} is damaged: {}\n", key, problem);
     return kExitCacheDamaged;
   }
-  if (!options.extract.empty()) platform::write_file_atomic(options.extract, entry->program.binary, 0644);
+  if (!options.extract.empty()) write_file_atomic(options.extract, entry->program.binary, 0644);
   if (options.format == "json") {
-    nlohmann::json out = entry->metadata;
+    nlohmann::json out = nlohmann::json::parse(entry->metadata_json);
     out["path"] = path;
     out["payload_bytes"] = entry->program.binary.size();
     fmt::print("{}\n", out.dump(2));
     return kExitOk;
   }
-  const auto& m = entry->metadata;
+  const auto m = nlohmann::json::parse(entry->metadata_json);
   fmt::print("key        {}\npath       {}\n", key, path);
   fmt::print("target     {} ({})\n", m.value("target", ""), m.value("binary_kind", ""));
   fmt::print("compiler   {} ({})\n", m.value("compiler", ""), m.value("compiler_library", ""));

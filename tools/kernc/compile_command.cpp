@@ -10,7 +10,7 @@
 
 #include "cli_context.hpp"
 #include "kernc/config.hpp"
-#include "platform/files.hpp"
+#include "kernc/files.hpp"
 
 namespace kernc::cli {
 
@@ -54,7 +54,7 @@ const char* extension(BinaryKind kind) {
 Program read_program(const CompileCommandOptions& options) {
   Program program;
   program.name = options.file.substr(options.file.find_last_of('/') + 1);
-  program.source = platform::read_file(options.file);
+  program.source = read_file(options.file);
   program.name_expressions = options.name_expressions;
   auto& compile = program.options;
   compile.language_standard = options.standard;
@@ -69,7 +69,7 @@ Program read_program(const CompileCommandOptions& options) {
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("--header \"{}\": expected NAME=FILE, e.g. --header my/util.h=src/util.h", header));
     }
-    compile.headers[header.substr(0, eq)] = platform::read_file(header.substr(eq + 1));
+    compile.headers[header.substr(0, eq)] = read_file(header.substr(eq + 1));
   }
   compile.fast_math = options.fast_math;
   compile.line_info = options.line_info;
@@ -134,7 +134,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
   std::vector<Target> targets = parse_targets(options);
   Cache cache(config.cache_config());
   Compilers compilers(config.compiler_paths());
-  if (!options.output.empty() && targets.size() > 1) platform::make_directories(options.output, 0755);
+  if (!options.output.empty() && targets.size() > 1) make_directories(options.output, 0755);
 
   int status = kExitOk;
   for (const auto& target : targets) {
@@ -148,7 +148,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
       }
       CacheResult result = cache.get_or_compile(program, target, *compiler);
       const std::string path = output_path(options, target, targets.size());
-      if (!path.empty()) platform::write_file_atomic(path, result.program->binary, 0644);
+      if (!path.empty()) write_file_atomic(path, result.program->binary, 0644);
       if (json) {
         nlohmann::json row = {{"target", target.str()},
                               {"outcome", to_string(result.outcome)},

@@ -13,18 +13,17 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_context.hpp"
-#include "dsl/definitions.hpp"
-#include "dsl/loop_plan.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/plan.hpp"
 #include "kernc/npy.hpp"
 #include "kernc/spec_file.hpp"
-#include "kernels/raw_state.hpp"
 #include "run_sources.hpp"
 
 namespace kernc::cli {
@@ -136,7 +135,13 @@ struct Plan {
   LaunchConfig launch;
 };
 
-std::string describe_params(const dsl::Signature& sig) {
+// A kernel's parameter lists, as the library parsed them.
+struct Params {
+  const std::vector<Parameter>& in;
+  const std::vector<Parameter>& out;
+};
+
+std::string describe_params(const Params& sig) {
   std::string in, out;
   for (const auto& p : sig.in) in += (in.empty() ? "" : ", ") + p.text;
   for (const auto& p : sig.out) out += (out.empty() ? "" : ", ") + p.text;
@@ -185,49 +190,17 @@ std::map<std::string, std::string> parse_out_files(const RunCommandOptions& opti
   return files;
 }
 
-// The checks of shapes and axes the call would make on the device, made here so that
-// they exit 2 before the GPU is opened: non-raw inputs broadcast (NumPy's rules), outputs
-// given have the broadcast shape (elementwise), axes are in range and not repeated.
-void check_shapes(const std::string& kernel, const dsl::Signature& sig, Plan& plan, const RunCommandOptions& options) {
-  std::vector<std::vector<std::int64_t>> shapes;
-  std::vector<std::string_view> names;
-  for (std::size_t k = 0; k < sig.in.size(); ++k) {
-    if (sig.in[k].raw || !plan.inputs[k].value.is_array) continue;
-    shapes.push_back(plan.inputs[k].value.shape);
-    names.push_back(sig.in[k].name);
-  }
-  std::vector<std::int64_t> loop_shape;
-  try {
-    loop_shape = dsl::broadcast_shape(shapes, names);
-  } catch (const Error& error) {
-    throw with_context(error, "kernel " + kernel);
-  }
-  const bool elementwise = std::holds_alternative<ElementwiseKernel>(plan.entry->kernel);
-  for (std::size_t k = 0; elementwise && !shapes.empty() && k < plan.given_outputs.size(); ++k) {
-    const auto& out = plan.given_outputs[k];  // all outputs or none, so k is the out_param's index
-    if (!sig.out[k].raw && out.value.shape != loop_shape) {
-      throw usage(fmt::format("kernel {}: output {} has shape {} but the inputs broadcast to {}", kernel, out.name,
-                              format_numpy_shape(out.value.shape), format_numpy_shape(loop_shape)));
-    }
-  }
-  if (options.axis.empty()) return;
-  plan.axes = parse_axes(options.axis);
-  const int ndim = static_cast<int>(loop_shape.size());
-  std::set<int> seen;
-  for (int axis : *plan.axes) {
-    int normalized = axis < 0 ? axis + ndim : axis;
-    if (normalized < 0 || normalized >= ndim) {
-      throw usage(fmt::format("--axis {}: axis {} is out of range for the {} dimension(s) of the inputs {}",
-                              options.axis, axis, ndim, format_numpy_shape(loop_shape)));
-    }
-    if (!seen.insert(normalized).second) throw usage(fmt::format("--axis {}: axis {} is repeated", options.axis, axis));
-  }
+// An argument as the library's planner sees it: dtype and shape (C-contiguous, as it will
+// be uploaded), or the scalar.
+Arg describe(const SourceValue& value) {
+  if (value.is_array) return Arg(ArrayRef::contiguous(std::uint64_t{0}, value.dtype, value.shape));
+  return Arg(value.scalar);
 }
 
 // Elementwise and reduction kernels: parameters by name, types resolved as the call will.
 template <class Kernel>
 void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, Plan& plan) {
-  const dsl::Signature& sig = kernel.definition().signature;
+  const Params sig{kernel.in_params(), kernel.out_params()};
   const std::string params = describe_params(sig);
   for (const auto& text : options.bindings) {
     auto [letter, dtype] = split_assignment(text, "--bind", "LETTER=DTYPE, e.g. --bind T=float32");
@@ -239,8 +212,8 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, Plan&
     const auto assignment = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in x=random:1000:float32");
     const std::string& name = assignment.first;
     const std::string& source = assignment.second;
-    auto in = std::find_if(sig.in.begin(), sig.in.end(), [&](const dsl::Param& p) { return p.name == name; });
-    auto out = std::find_if(sig.out.begin(), sig.out.end(), [&](const dsl::Param& p) { return p.name == name; });
+    auto in = std::find_if(sig.in.begin(), sig.in.end(), [&](const Parameter& p) { return p.name == name; });
+    auto out = std::find_if(sig.out.begin(), sig.out.end(), [&](const Parameter& p) { return p.name == name; });
     std::optional<Argument>* slot = in != sig.in.end()     ? &inputs[static_cast<std::size_t>(in - sig.in.begin())]
                                     : out != sig.out.end() ? &outputs[static_cast<std::size_t>(out - sig.out.begin())]
                                                            : nullptr;
@@ -292,43 +265,35 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, Plan&
                               name, kernel.name(), params));
     }
   }
-  check_shapes(kernel.name(), sig, plan, options);
-}
-
-// The name a raw kernel's parameter is declared with ("" when the declaration has none).
-std::string declared_name(const std::string& text) {
-  std::string declaration = text.substr(0, text.find_first_of("[="));
-  while (!declaration.empty() && declaration.back() == ' ') declaration.pop_back();
-  std::size_t start = declaration.size();
-  while (start > 0 && (std::isalnum(static_cast<unsigned char>(declaration[start - 1])) || declaration[start - 1] == '_')) {
-    --start;
+  // The library's own plan of the call, on descriptions of the arguments: every check the
+  // call makes (broadcasting, output shapes, axes, size=) fails here, before the GPU.
+  if (!options.axis.empty()) plan.axes = parse_axes(options.axis);
+  std::vector<Arg> described;
+  for (const auto& in : plan.inputs) described.push_back(describe(in.value));
+  std::vector<ArrayRef> described_outputs;
+  for (const auto& out : plan.given_outputs) described_outputs.push_back(describe(out.value).array());
+  PlanOptions plan_options;
+  plan_options.bindings = plan.bindings;
+  try {
+    if constexpr (std::is_same_v<Kernel, ReductionKernel>) {
+      kernel.plan(described, plan.axes, options.keepdims, described_outputs, plan_options);
+    } else {
+      if (options.size >= 0) plan_options.size = options.size;
+      kernel.plan(described, described_outputs, plan_options);
+    }
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    throw message.rfind(kernel.name() + ":", 0) == 0 ? error : with_context(error, "kernel " + kernel.name());
   }
-  std::string name = declaration.substr(start);
-  std::string type = declaration.substr(0, start);
-  static const std::set<std::string> kTypeWords = {"int",   "long",     "short", "char",   "float",    "double",
-                                                   "bool",  "unsigned", "signed", "const", "volatile", "__restrict__"};
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || kTypeWords.count(name) ||
-      type.find_first_not_of(" ") == std::string::npos) {
-    return {};
-  }
-  return name;
-}
-
-// Whether a pointer parameter's elements are const ("const float* x"), so an input only.
-bool points_to_const(const std::string& text) {
-  std::size_t star = text.find_first_of("*&[");
-  std::string before = text.substr(0, star);
-  return (" " + before + " ").find(" const ") != std::string::npos;
 }
 
 void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Plan& plan) {
-  std::string source;
+  std::optional<std::vector<RawParameter>> declared;
   if (const auto* kernel = std::get_if<RawKernel>(&entry.kernel)) {
     plan.function = kernel->name();
-    source = kernel->program().source;
+    declared = kernel->parameters();
   } else {
     const auto& module = std::get<RawModule>(entry.kernel);
-    source = module.program().source;
     std::string expressions;
     for (const auto& e : module.name_expressions()) expressions += (expressions.empty() ? "" : ", ") + e;
     if (options.function.empty()) {
@@ -336,13 +301,13 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Pl
                               entry.name(), expressions.empty() ? "" : " (name expressions: " + expressions + ")"));
     }
     plan.function = options.function;
+    // A template instance ("axpby<float>") is declared as its template ("axpby"): the names
+    // and pointer-ness hold, the placeholder types do not (the library leaves them empty).
+    declared = module.parameters(plan.function);
   }
-  // A template instance ("axpby<float>") is declared as its template ("axpby"): the names and
-  // pointer-ness hold, the placeholder types do not.
-  const auto declared = detail::declared_params(source, detail::template_name(plan.function));
   std::vector<std::string> names;
   if (declared) {
-    for (const auto& p : *declared) names.push_back(declared_name(p.text));
+    for (const auto& p : *declared) names.push_back(p.name);
   }
   std::string described;
   if (declared) {
@@ -388,7 +353,7 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Pl
   }
   for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
     auto& arg = plan.inputs[k];
-    const detail::DeclaredParam* param = declared && k < declared->size() ? &(*declared)[k] : nullptr;
+    const RawParameter* param = declared && k < declared->size() ? &(*declared)[k] : nullptr;
     if (param && param->pointer != arg.value.is_array) {
       throw usage(fmt::format("{}: parameter \"{}\" is {} but {} is {}", signature, param->text,
                               param->pointer ? "a pointer" : "a scalar", arg.name,
@@ -400,7 +365,7 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Pl
       arg.value.scalar = scalar_as(arg.value.scalar, *param->dtype);
       arg.value.dtype = *param->dtype;
     }
-    plan.show.push_back(arg.value.is_array && !(param && points_to_const(param->text)));
+    plan.show.push_back(arg.value.is_array && !(param && param->const_pointee));
   }
   for (const auto& [name, path] : plan.out_files) {
     bool found = false;

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "kernc/array.hpp"
+#include "kernc/scalar.hpp"
 #include "kernc/error.hpp"
 
 namespace kernc {

@@ -3,9 +3,18 @@
 #include <fmt/format.h>
 
 #include "kernc/error.hpp"
-#include "kernc/kernels.hpp"
+#include "kernc/signature.hpp"
 
 namespace kernc {
+
+int Layout::view_rank() const noexcept {
+  switch (kind) {
+    case LayoutKind::contiguous: return 0;
+    case LayoutKind::strided: return rank;
+    case LayoutKind::generic: return -1;
+  }
+  return -1;
+}
 
 std::string Layout::str() const {
   const char* bits = index64 ? "i64" : "i32";

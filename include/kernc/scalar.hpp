@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// Scalar: a host value with the C type it came from, converted to its parameter's dtype
+/// at launch; host float16/bfloat16 conversions.
+
+#include <complex>
+#include <cstdint>
+
+#include "kernc/dtype.hpp"
+#include "kernc/export.hpp"
+
+namespace kernc {
+
+/// A scalar argument: a value with the C type it came from. It is converted to its
+/// parameter's dtype with C's conversion rules (integer wrap-around included).
+struct KERNC_API Scalar {
+  DType dtype = DType::float64;
+  long double real = 0;  ///< bool, integer and floating values (exact for 64-bit integers)
+  long double imag = 0;
+  std::uint64_t bits = 0;  ///< exact unsigned/signed 64-bit value for integer dtypes
+
+  Scalar() = default;
+  Scalar(bool v) : dtype(DType::bool_), real(v), bits(v) {}
+  Scalar(signed char v) : dtype(DType::int8), real(v), bits(static_cast<std::uint64_t>(static_cast<std::int64_t>(v))) {}
+  Scalar(short v) : dtype(DType::int16), real(v), bits(static_cast<std::uint64_t>(static_cast<std::int64_t>(v))) {}
+  Scalar(int v) : dtype(DType::int32), real(v), bits(static_cast<std::uint64_t>(static_cast<std::int64_t>(v))) {}
+  Scalar(long v) : dtype(DType::int64), real(v), bits(static_cast<std::uint64_t>(v)) {}
+  Scalar(long long v) : dtype(DType::int64), real(v), bits(static_cast<std::uint64_t>(v)) {}
+  Scalar(unsigned char v) : dtype(DType::uint8), real(v), bits(v) {}
+  Scalar(unsigned short v) : dtype(DType::uint16), real(v), bits(v) {}
+  Scalar(unsigned int v) : dtype(DType::uint32), real(v), bits(v) {}
+  Scalar(unsigned long v) : dtype(DType::uint64), real(v), bits(v) {}
+  Scalar(unsigned long long v) : dtype(DType::uint64), real(v), bits(v) {}
+  Scalar(float v) : dtype(DType::float32), real(v) {}
+  Scalar(double v) : dtype(DType::float64), real(v) {}
+  Scalar(std::complex<float> v) : dtype(DType::complex64), real(v.real()), imag(v.imag()) {}
+  Scalar(std::complex<double> v) : dtype(DType::complex128), real(v.real()), imag(v.imag()) {}
+  /// A scalar of a dtype with no C++ type of its own (float16, bfloat16), from a double.
+  static Scalar of(DType dtype, double value);
+
+  /// The bytes of this value converted to `target` (C conversion), itemsize(target) long.
+  void convert_to(DType target, unsigned char* out) const;
+};
+
+/// Host-side binary16 / bfloat16 conversions (round to nearest even), as the device does.
+KERNC_API std::uint16_t float_to_half(float value) noexcept;
+KERNC_API float half_to_float(std::uint16_t bits) noexcept;
+KERNC_API std::uint16_t float_to_bfloat16(float value) noexcept;
+KERNC_API float bfloat16_to_float(std::uint16_t bits) noexcept;
+
+}  // namespace kernc

@@ -1,0 +1,49 @@
+// CacheDirectory: the public face of one writable LocalStore, for `kernc cache` and hosts.
+
+#include <fmt/format.h>
+
+#include "cache/entry_format.hpp"
+#include "cache/local_store.hpp"
+#include "kernc/cache.hpp"
+#include "kernc/error.hpp"
+#include "platform/files.hpp"
+
+namespace kernc {
+
+CacheDirectory::CacheDirectory(const CacheConfig& config) {
+  if (config.directory.empty()) {
+    throw Error(ErrorCode::io, "no cache directory: set KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass --cache-dir");
+  }
+  store_ = std::make_unique<cache::LocalStore>(config.directory, config.max_size);
+}
+
+CacheDirectory::~CacheDirectory() = default;
+CacheDirectory::CacheDirectory(CacheDirectory&&) noexcept = default;
+CacheDirectory& CacheDirectory::operator=(CacheDirectory&&) noexcept = default;
+
+const std::string& CacheDirectory::root() const noexcept { return store_->root(); }
+std::vector<CacheEntryFile> CacheDirectory::list() const { return store_->list(); }
+
+std::optional<CacheEntryContents> CacheDirectory::read(const CacheEntryFile& file, std::string* problem) const {
+  auto entry = cache::decode_entry(platform::read_file(file.path), file.key, problem);
+  if (!entry) return std::nullopt;
+  return CacheEntryContents{entry->key, entry->metadata.dump(), std::move(entry->program)};
+}
+
+CacheVerifyReport CacheDirectory::verify(bool remove) const { return store_->verify(remove); }
+CachePruneReport CacheDirectory::prune(std::uint64_t max_size) { return store_->prune(max_size); }
+std::uint64_t CacheDirectory::clear() { return store_->clear(); }
+
+CacheEntryFile CacheDirectory::find(const std::string& prefix) const {
+  CacheEntryFile file;
+  file.key = store_->resolve(prefix);
+  file.path = store_->entry_path(file.key);
+  return file;
+}
+
+std::string CacheDirectory::source_path(const std::string& key) const { return store_->source_path(key); }
+CacheStats CacheDirectory::read_stats() const { return store_->read_stats(); }
+void CacheDirectory::add_stats(const CacheStats& delta) { store_->add_stats(delta); }
+void CacheDirectory::reset_stats() { store_->reset_stats(); }
+
+}  // namespace kernc

@@ -1,0 +1,42 @@
+#pragma once
+// What a kernel object has resolved and loaded, shared by its copies: the hot path's memo.
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "kernc/runtime.hpp"
+#include "kernc/signature.hpp"
+
+namespace kernc {
+class Engine;
+}
+
+namespace kernc::detail {
+
+/// (engine, layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
+using FunctionKey = std::tuple<const Engine*, int, int>;
+
+/// What a call needs once its types are known: the resolution, and per (layout, device)
+/// the loaded kernel functions. Filled on first use, read on every later call.
+/// The kernel functions of one program variant on one device.
+struct LoadedFunctions {
+  std::vector<Function> functions;    // elementwise: the kernel; reductions: main, finish
+  std::size_t reduce_type_size = 0;   // reductions: sizeof(_type_reduce)
+};
+
+struct TypeEntry {
+  ResolvedTypes resolved;
+  std::map<FunctionKey, LoadedFunctions> functions;
+};
+
+/// The per-kernel memo of TypeEntry by call types; guarded by its mutex.
+struct HandleTable {
+  std::mutex mutex;
+  std::unordered_map<std::string, TypeEntry> entries;
+};
+
+}  // namespace kernc::detail
