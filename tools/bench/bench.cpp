@@ -106,6 +106,18 @@ int main(int argc, char** argv) {
     device.synchronize();
     double kernc_us = host_us(start) / calls;
 
+    // The same call through a kept plan (include/kernc/plan.hpp): no type resolution,
+    // broadcasting or loop planning per call, and the function taken from the plan.
+    PlanOptions plan_options;
+    plan_options.multiprocessors = device.multiprocessors();
+    const ElementwisePlan plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
+    saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z});
+    device.synchronize();
+    start = std::chrono::steady_clock::now();
+    for (int k = 0; k < calls; ++k) saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z});
+    device.synchronize();
+    double plan_us = host_us(start) / calls;
+
     RawKernel raw("extern \"C\" __global__ void raw_saxpy(float a, const float* x, const float* y, float* z, int n) {\n"
                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = a * x[i] + y[i];\n}\n",
                   "raw_saxpy");
@@ -158,6 +170,7 @@ int main(int argc, char** argv) {
     std::printf("%-44s %9.3f TB/s %9.2fx\n", "elementwise saxpy float32 (3 arrays)", saxpy_tbs, saxpy_tbs / copy_tbs);
     std::printf("%-44s %9.3f TB/s %9.2fx\n", "reduction sum of squares float32 (read)", reduce_tbs, reduce_tbs / copy_tbs);
     std::printf("%-44s %9.2f us %9.2fx\n", "elementwise call, host time per call", kernc_us, kernc_us / raw_us);
+    std::printf("%-44s %9.2f us %9.2fx\n", "elementwise launch of a kept plan, per call", plan_us, plan_us / raw_us);
     std::printf("%-44s %9.2f us %10s\n", "raw cuLaunchKernel per call (same driver)", raw_us, "1.00");
     std::printf("%-44s %9.2f ms %9.2fx\n", "compile of generated saxpy (NVRTC only)", generated.compile_ms,
                 generated.compile_ms / raw_compile.compile_ms);
