@@ -7,6 +7,7 @@
 
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
+#include "kernc/engine.hpp"
 #include "kernels/plan_data.hpp"
 
 namespace kernc::detail {
@@ -49,39 +50,78 @@ std::vector<ArgDescription> describe(const std::vector<Arg>& args) {
   return out;
 }
 
-void check_matches(const std::string& kernel, const char* role, const std::vector<std::string>& names,
-                   const std::vector<ArgDescription>& planned, const std::vector<Arg>& given) {
-  if (planned.size() != given.size()) {
+namespace {
+
+// Throws unless argument `k` (an array view or a scalar's dtype) is what `want` describes.
+void check_one(const std::string& kernel, const char* role, const std::vector<Parameter>& params, std::size_t k,
+               const ArgDescription& want, const ArrayRef* array, DType scalar_dtype) {
+  bool same = want.is_array == (array != nullptr);
+  if (same && array) {
+    same = want.array.dtype == array->dtype && want.array.shape == array->shape && want.array.strides == array->strides;
+  } else if (same) {
+    same = want.scalar_dtype == scalar_dtype;
+  }
+  if (same) return;
+  auto describe_one = [](bool is_array, DType dtype, const std::vector<std::int64_t>& shape,
+                         const std::vector<std::int64_t>& strides) {
+    return is_array ? fmt::format("a {} array of shape {} and strides {}", to_string(dtype), shape, strides)
+                    : fmt::format("a {} scalar", to_string(dtype));
+  };
+  static const std::vector<std::int64_t> kNone;
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("{}: {} {} is {}, but the plan was made for {}; make a plan for these arguments", kernel, role,
+                          k < params.size() ? params[k].name : std::string("?"),
+                          array ? describe_one(true, array->dtype, array->shape, array->strides)
+                                : describe_one(false, scalar_dtype, kNone, kNone),
+                          describe_one(want.is_array, want.is_array ? want.array.dtype : want.scalar_dtype,
+                                       want.array.shape, want.array.strides)));
+}
+
+}  // namespace
+
+void check_launch_arguments(const std::string& kernel, const HandleTable& own, const std::vector<Parameter>& in_params,
+                            const std::vector<Parameter>& out_params, const PlanData& plan,
+                            const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) {
+  if (plan.table != &own) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan was made by another kernel", kernel));
+  }
+  if (plan.inputs.size() != inputs.size()) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: the plan has {} {}(s), {} given", kernel, planned.size(), role, given.size()));
+                fmt::format("{}: the plan has {} input(s), {} given", kernel, plan.inputs.size(), inputs.size()));
   }
-  for (size_t k = 0; k < given.size(); ++k) {
-    const ArgDescription& want = planned[k];
-    const Arg& got = given[k];
-    const std::string& name = k < names.size() ? names[k] : std::string("?");
-    auto describe_one = [](bool is_array, DType dtype, const std::vector<std::int64_t>& shape,
-                           const std::vector<std::int64_t>& strides) {
-      return is_array ? fmt::format("a {} array of shape {} and strides {}", to_string(dtype), shape, strides)
-                      : fmt::format("a {} scalar", to_string(dtype));
-    };
-    bool same = want.is_array == got.is_array();
-    if (same && want.is_array) {
-      same = want.array.dtype == got.array().dtype && want.array.shape == got.array().shape &&
-             want.array.strides == got.array().strides;
-    } else if (same) {
-      same = want.scalar_dtype == got.scalar().dtype;
-    }
-    if (!same) {
-      static const std::vector<std::int64_t> kNone;
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: {} {} is {}, but the plan was made for {}; make a plan for these arguments", kernel,
-                              role, name,
-                              got.is_array() ? describe_one(true, got.array().dtype, got.array().shape, got.array().strides)
-                                             : describe_one(false, got.scalar().dtype, kNone, kNone),
-                              describe_one(want.is_array, want.is_array ? want.array.dtype : want.scalar_dtype,
-                                           want.array.shape, want.array.strides)));
-    }
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    check_one(kernel, "input", in_params, k, plan.inputs[k], inputs[k].is_array() ? &inputs[k].array() : nullptr,
+              inputs[k].is_array() ? DType::float32 : inputs[k].scalar().dtype);
   }
+  if (plan.outputs_given.empty() != outputs.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan {} the outputs; {}", kernel, plan.outputs_given.empty() ? "allocates" : "was given",
+                            plan.outputs_given.empty() ? "pass none" : "pass them"));
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    check_one(kernel, "output", out_params, k, plan.outputs_given[k], &outputs[k], DType::float32);
+  }
+}
+
+Device device_for(const std::string& kernel, Engine& engine, int ordinal, const PlanData& plan) {
+  Device device = engine.device(ordinal);
+  if (device.multiprocessors() != plan.multiprocessors) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: the plan is for a GPU with {} multiprocessors; GPU {} has {} (plan with "
+                            "PlanOptions::multiprocessors = Device::multiprocessors())",
+                            kernel, plan.multiprocessors, device.ordinal(), device.multiprocessors()));
+  }
+  return device;
+}
+
+std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, const std::vector<ArrayRef>& outputs) {
+  std::vector<DeviceArray> out;
+  out.reserve(plan.outputs.size());
+  for (std::size_t k = 0; k < plan.outputs.size(); ++k) {
+    out.push_back(outputs.empty() ? DeviceArray::empty(device, plan.outputs[k].dtype, plan.outputs[k].shape)
+                                  : DeviceArray::wrap(device, outputs[k]));
+  }
+  return out;
 }
 
 Error load_error(const Error& error, const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,

@@ -170,54 +170,17 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
       static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((plan.loop.size + per_block - 1) / per_block, max_blocks)));
 }
 
-}  // namespace
-
-ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
-                                        const PlanOptions& options) const {
-  auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
-  plan_geometry(*definition_, *data, options.multiprocessors);
-  ElementwisePlan plan;
-  plan.data_ = std::move(data);
-  return plan;
-}
-
-std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planned, const std::vector<Arg>& inputs_in,
-                                                   const std::vector<ArrayRef>& outputs_in,
-                                                   const CallOptions& options) const {
-  const auto& def = *definition_;
+// Runs a plan whose arguments are known to match it (checked by launch(), or made from
+// them by operator()).
+std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const detail::ElementwiseDefinition& def,
+                                        detail::HandleTable& handles, const detail::ElementwisePlanData& plan,
+                                        const std::vector<Arg>& inputs_in, const std::vector<ArrayRef>& outputs_in,
+                                        const CallOptions& options) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
-  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", name));
-  const detail::ElementwisePlanData& plan = *planned.data_;
-  if (plan.table != handles_.get()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan was made by another kernel", name));
-  }
-  check_counts(def, inputs_in, outputs_in, false);
-  std::vector<std::string> in_names, out_names;
-  for (const auto& p : sig.in) in_names.push_back(p.name);
-  for (const auto& p : sig.out) out_names.push_back(p.name);
-  detail::check_matches(name, "input", in_names, plan.inputs, inputs_in);
-  if (plan.outputs_given.empty() != outputs_in.empty()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: the plan {} the outputs; {}", name, plan.outputs_given.empty() ? "allocates" : "was given",
-                            plan.outputs_given.empty() ? "pass none" : "pass them"));
-  }
-  std::vector<Arg> given_outputs(outputs_in.begin(), outputs_in.end());
-  detail::check_matches(name, "output", out_names, plan.outputs_given, given_outputs);
-
   Engine& engine = detail::engine_of(options);
-  Device device = engine.device(options.device);
-  if (device.multiprocessors() != plan.multiprocessors) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: the plan is for a GPU with {} multiprocessors; GPU {} has {} (plan with "
-                            "PlanOptions::multiprocessors = Device::multiprocessors())",
-                            name, plan.multiprocessors, device.ordinal(), device.multiprocessors()));
-  }
-  std::vector<DeviceArray> outputs;
-  for (size_t k = 0; k < sig.out.size(); ++k) {
-    outputs.push_back(outputs_in.empty() ? DeviceArray::empty(device, plan.outputs[k].dtype, plan.outputs[k].shape)
-                                         : DeviceArray::wrap(device, outputs_in[k]));
-  }
+  Device device = detail::device_for(name, engine, options.device, plan);
+  std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);
   if (plan.loop.size == 0) return outputs;
 
   // Aliasing (only arrays the caller passed can alias): outputs must not share memory; an
@@ -248,38 +211,27 @@ std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planne
     }
     if (!temporaries.empty()) {
       // The copies are laid out differently from the descriptions: plan again for them.
-      auto replanned = plan_shapes(*this, def, *handles_, copied, outputs_in, std::nullopt, plan.types.bindings);
+      auto replanned = plan_shapes(kernel, def, handles, copied, outputs_in, std::nullopt, plan.types.bindings);
       plan_geometry(def, *replanned, plan.multiprocessors);
-      ElementwisePlan copy_plan;
-      copy_plan.data_ = std::move(replanned);
-      return launch(copy_plan, copied, outputs_in, options);
+      return launch_planned(kernel, def, handles, *replanned, copied, outputs_in, options);
     }
   }
 
   // The kernel function: the plan's own after its first launch on this device, else the
   // kernel's memo (loading on first use).
   const Layout& layout = plan.loop.layout;
-  Function function;
-  {
-    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
-    if (plan.prepared.engine == &engine && plan.prepared.device == device.ordinal()) {
-      function = plan.prepared.functions.front();
-    }
-  }
-  if (!function.valid()) {
-    auto loaded = detail::find_or_load(*handles_, *plan.entry, engine, device, layout, [&] {
+  detail::LoadedFunctions loaded = plan.prepared.find(&engine, device.ordinal());
+  if (loaded.functions.empty()) {
+    loaded = detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
-        return engine.load(program(plan.types, layout), device);
+        return engine.load(kernel.program(plan.types, layout), device);
       } catch (const Error& error) {
         throw detail::load_error(error, name, plan.types, plan.resolved, layout);
       }
     }, [&](const Engine::Loaded& l) { return detail::LoadedFunctions{{l.module.function(name)}, 0}; });
-    function = loaded.functions.front();
-    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
-    plan.prepared.engine = &engine;
-    plan.prepared.device = device.ordinal();
-    plan.prepared.functions = loaded.functions;
+    plan.prepared.remember(&engine, device.ordinal(), loaded);
   }
+  const Function& function = loaded.functions.front();
 
   // Arguments, in the kernel's parameter order.
   detail::ParamPack pack;
@@ -311,6 +263,28 @@ std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planne
   return outputs;
 }
 
+}  // namespace
+
+ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+                                        const PlanOptions& options) const {
+  auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
+  plan_geometry(*definition_, *data, options.multiprocessors);
+  ElementwisePlan plan;
+  plan.data_ = std::move(data);
+  return plan;
+}
+
+std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planned, const std::vector<Arg>& inputs,
+                                                   const std::vector<ArrayRef>& outputs,
+                                                   const CallOptions& options) const {
+  const auto& def = *definition_;
+  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
+  check_counts(def, inputs, outputs, false);
+  detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, *planned.data_, inputs,
+                                 outputs);
+  return launch_planned(*this, def, *handles_, *planned.data_, inputs, outputs, options);
+}
+
 std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
                                                        const std::vector<ArrayRef>& outputs,
                                                        const CallOptions& options) const {
@@ -319,9 +293,7 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
   Device device = detail::engine_of(options).device(options.device);
   plan_geometry(*definition_, *data, device.multiprocessors());
-  ElementwisePlan plan;
-  plan.data_ = std::move(data);
-  return launch(plan, inputs, outputs, options);
+  return launch_planned(*this, *definition_, *handles_, *data, inputs, outputs, options);
 }
 
 }  // namespace kernc

@@ -8,6 +8,7 @@
 
 #include "dsl/loop_plan.hpp"
 #include "kernc/call.hpp"
+#include "kernc/kernel_options.hpp"
 #include "kernc/plan.hpp"
 #include "kernels/handle_table.hpp"
 
@@ -16,12 +17,25 @@ namespace kernc::detail {
 /// The kernel functions a plan launched last, for one (engine, device): a repeated launch
 /// on the same device takes them from here, under the plan's own (uncontended) mutex,
 /// without the kernel's memo tables.
-struct PreparedFunctions {
-  std::mutex mutex;
-  const Engine* engine = nullptr;
-  int device = -1;
-  std::vector<Function> functions;
-  std::size_t reduce_type_size = 0;
+class PreparedFunctions {
+ public:
+  /// The functions remembered for (engine, device); empty when they are not these.
+  LoadedFunctions find(const Engine* engine, int device) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_ == engine && device_ == device ? functions_ : LoadedFunctions{};
+  }
+  void remember(const Engine* engine, int device, const LoadedFunctions& functions) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    engine_ = engine;
+    device_ = device;
+    functions_ = functions;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  const Engine* engine_ = nullptr;
+  int device_ = -1;
+  LoadedFunctions functions_;
 };
 
 /// What planning knows of each argument: a description, or a scalar's dtype.
@@ -32,35 +46,41 @@ struct ArgDescription {
 };
 
 std::vector<ArgDescription> describe(const std::vector<Arg>& args);
-/// Throws kernc::Error(invalid_argument) naming the first argument that differs from its
-/// description in kind, dtype, shape or strides.
-void check_matches(const std::string& kernel, const char* role, const std::vector<std::string>& names,
-                   const std::vector<ArgDescription>& planned, const std::vector<Arg>& given);
 
-struct ElementwisePlanData {
+/// What every plan holds, whatever its kernel kind.
+struct PlanData {
+  const HandleTable* table = nullptr;  // of the kernel that made the plan
+  TypeEntry* entry = nullptr;          // in that table (unordered_map nodes do not move)
   CallTypes types;
   ResolvedTypes resolved;
-  const HandleTable* table = nullptr;  // of the kernel that made the plan
-  TypeEntry* entry = nullptr;  // in that table (unordered_map nodes do not move)
   std::vector<ArgDescription> inputs;
   std::vector<ArgDescription> outputs_given;  // empty when the launch allocates
-  std::vector<ArrayRef> outputs;
-  std::vector<std::int64_t> shape;
-  dsl::LoopPlan loop;
-  int rank = 0;  // 0 contiguous, 1..4 strided, -1 generic
+  std::vector<ArrayRef> outputs;              // as given, or what the launch allocates
   LaunchConfig launch;
   int multiprocessors = 0;
   mutable PreparedFunctions prepared;
 };
 
-struct ReductionPlanData {
-  CallTypes types;
-  ResolvedTypes resolved;
-  const HandleTable* table = nullptr;
-  TypeEntry* entry = nullptr;
-  std::vector<ArgDescription> inputs;
-  std::vector<ArgDescription> outputs_given;
-  std::vector<ArrayRef> outputs;
+/// The checks launch(plan, ...) makes before the GPU: the plan is this kernel's (`own`),
+/// the arguments match its descriptions, and outputs are passed exactly when it describes
+/// them. Throws kernc::Error(invalid_argument) naming the first argument that differs.
+void check_launch_arguments(const std::string& kernel, const HandleTable& own, const std::vector<Parameter>& in_params,
+                            const std::vector<Parameter>& out_params, const PlanData& plan,
+                            const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs);
+
+/// The call's device, which must have the multiprocessor count the plan was made for.
+Device device_for(const std::string& kernel, Engine& engine, int ordinal, const PlanData& plan);
+
+/// The outputs passed, wrapped; or, when the plan allocates, new arrays as it describes.
+std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, const std::vector<ArrayRef>& outputs);
+
+struct ElementwisePlanData : PlanData {
+  std::vector<std::int64_t> shape;
+  dsl::LoopPlan loop;
+  int rank = 0;  // 0 contiguous, 1..4 strided, -1 generic
+};
+
+struct ReductionPlanData : PlanData {
   std::vector<std::int64_t> in_shape;
   std::vector<int> axes;
   bool keepdims = false;
@@ -73,9 +93,6 @@ struct ReductionPlanData {
   std::int64_t extent = 0;         // the largest index or byte offset (for the index width)
   std::int64_t out_size = 0, reduce_size = 0;
   std::int64_t group = 1, splits = 1;
-  LaunchConfig launch;
-  int multiprocessors = 0;
-  mutable PreparedFunctions prepared;
 };
 
 }  // namespace kernc::detail

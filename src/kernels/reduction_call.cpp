@@ -231,75 +231,27 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   plan.launch.grid[1] = static_cast<unsigned>(plan.splits);
 }
 
-}  // namespace
-
-ReductionPlan ReductionKernel::plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes,
-                                    bool keepdims, const std::vector<ArrayRef>& outputs,
-                                    const PlanOptions& options) const {
-  if (options.size) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is for elementwise kernels", name()));
-  }
-  auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
-  plan_geometry(*definition_, *data, options.multiprocessors);
-  ReductionPlan plan;
-  plan.data_ = std::move(data);
-  return plan;
-}
-
-std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, const std::vector<Arg>& inputs,
-                                                 const std::vector<ArrayRef>& outputs_in,
-                                                 const CallOptions& options) const {
-  const auto& def = *definition_;
+// Runs a plan whose arguments are known to match it (checked by launch(), or made from
+// them by operator()).
+std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const detail::ReductionDefinition& def,
+                                        detail::HandleTable& handles, const detail::ReductionPlanData& plan,
+                                        const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs_in,
+                                        const CallOptions& options) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
-  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", name));
-  const detail::ReductionPlanData& plan = *planned.data_;
-  if (plan.table != handles_.get()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan was made by another kernel", name));
-  }
-  check_counts(def, inputs, outputs_in, false);
-  std::vector<std::string> in_names, out_names;
-  for (const auto& p : sig.in) in_names.push_back(p.name);
-  for (const auto& p : sig.out) out_names.push_back(p.name);
-  detail::check_matches(name, "input", in_names, plan.inputs, inputs);
-  if (plan.outputs_given.empty() != outputs_in.empty()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: the plan {} the outputs; {}", name, plan.outputs_given.empty() ? "allocates" : "was given",
-                            plan.outputs_given.empty() ? "pass none" : "pass them"));
-  }
-  detail::check_matches(name, "output", out_names, plan.outputs_given,
-                        std::vector<Arg>(outputs_in.begin(), outputs_in.end()));
-
   Engine& engine = detail::engine_of(options);
-  Device device = engine.device(options.device);
-  if (device.multiprocessors() != plan.multiprocessors) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: the plan is for a GPU with {} multiprocessors; GPU {} has {} (plan with "
-                            "PlanOptions::multiprocessors = Device::multiprocessors())",
-                            name, plan.multiprocessors, device.ordinal(), device.multiprocessors()));
-  }
-  std::vector<DeviceArray> outputs;
-  for (size_t k = 0; k < sig.out.size(); ++k) {
-    outputs.push_back(outputs_in.empty() ? DeviceArray::empty(device, plan.outputs[k].dtype, plan.outputs[k].shape)
-                                         : DeviceArray::wrap(device, outputs_in[k]));
-  }
+  Device device = detail::device_for(name, engine, options.device, plan);
+  std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);
   if (plan.out_size == 0) return outputs;
 
   // Kernel functions for this layout on this device (and the size of _type_reduce): the
   // plan's own after its first launch here, else the kernel's memo.
   const Layout& layout = plan.layout;
-  detail::LoadedFunctions fns;
-  {
-    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
-    if (plan.prepared.engine == &engine && plan.prepared.device == device.ordinal()) {
-      fns.functions = plan.prepared.functions;
-      fns.reduce_type_size = plan.prepared.reduce_type_size;
-    }
-  }
+  detail::LoadedFunctions fns = plan.prepared.find(&engine, device.ordinal());
   if (fns.functions.empty()) {
-    fns = detail::find_or_load(*handles_, *plan.entry, engine, device, layout, [&] {
+    fns = detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
-        return engine.load(program(plan.types, layout), device);
+        return engine.load(kernel.program(plan.types, layout), device);
       } catch (const Error& error) {
         throw detail::load_error(error, name, plan.types, plan.resolved, layout);
       }
@@ -312,11 +264,7 @@ std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, c
       picked.reduce_type_size = size;
       return picked;
     });
-    std::lock_guard<std::mutex> lock(plan.prepared.mutex);
-    plan.prepared.engine = &engine;
-    plan.prepared.device = device.ordinal();
-    plan.prepared.functions = fns.functions;
-    plan.prepared.reduce_type_size = fns.reduce_type_size;
+    plan.prepared.remember(&engine, device.ordinal(), fns);
   }
 
   const std::int64_t out_size = plan.out_size, reduce_size = plan.reduce_size, splits = plan.splits;
@@ -384,6 +332,32 @@ std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, c
   return outputs;
 }
 
+}  // namespace
+
+ReductionPlan ReductionKernel::plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes,
+                                    bool keepdims, const std::vector<ArrayRef>& outputs,
+                                    const PlanOptions& options) const {
+  if (options.size) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is for elementwise kernels", name()));
+  }
+  auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
+  plan_geometry(*definition_, *data, options.multiprocessors);
+  ReductionPlan plan;
+  plan.data_ = std::move(data);
+  return plan;
+}
+
+std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, const std::vector<Arg>& inputs,
+                                                 const std::vector<ArrayRef>& outputs,
+                                                 const CallOptions& options) const {
+  const auto& def = *definition_;
+  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
+  check_counts(def, inputs, outputs, false);
+  detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, *planned.data_, inputs,
+                                 outputs);
+  return launch_planned(*this, def, *handles_, *planned.data_, inputs, outputs, options);
+}
+
 std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inputs,
                                                      const std::optional<std::vector<int>>& axes, bool keepdims,
                                                      const std::vector<ArrayRef>& outputs,
@@ -392,11 +366,8 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
   check_counts(*definition_, inputs, outputs, false);
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
   Device device = detail::engine_of(options).device(options.device);
-  if (data->out_size != 0) plan_geometry(*definition_, *data, device.multiprocessors());
-  data->multiprocessors = device.multiprocessors();
-  ReductionPlan plan;
-  plan.data_ = std::move(data);
-  return launch(plan, inputs, outputs, options);
+  plan_geometry(*definition_, *data, device.multiprocessors());
+  return launch_planned(*this, *definition_, *handles_, *data, inputs, outputs, options);
 }
 
 }  // namespace kernc
