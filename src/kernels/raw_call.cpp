@@ -15,18 +15,15 @@ namespace detail {
 
 namespace {
 
-// The driver's parameter sizes of `function`, asked once per kernel object and name.
+// The driver's parameter sizes of the entry's function, asked on first need only.
 // Without a count, cuFuncGetParamInfo is asked index by index until it fails (CUDA 13 has
 // no cuFuncGetParamCount), and that failure is an API error under compute-sanitizer: so
 // sizes are asked only where the declaration does not say enough, never twice, and for
 // exactly `count` parameters when the source declares how many (issue 15, item 5).
-const std::vector<std::size_t>& sizes_once(RawState& state, const Function& function, std::optional<std::size_t> count) {
+const std::vector<std::size_t>& sizes_for(RawState& state, RawLaunchEntry& entry) {
   std::lock_guard<std::mutex> lock(state.mutex);
-  auto found = state.parameter_sizes.find(function.name());
-  if (found == state.parameter_sizes.end()) {
-    found = state.parameter_sizes.emplace(function.name(), function.parameter_sizes(count)).first;
-  }
-  return found->second;
+  if (!entry.sizes) entry.sizes = entry.function.parameter_sizes(entry.count);
+  return *entry.sizes;  // never changed once set: usable after the lock is released
 }
 
 // The checks of `args` that the declaration alone allows (no driver): the count, and an
@@ -50,11 +47,11 @@ void check_declared(const std::string& name, const std::vector<DeclaredParam>& d
   }
 }
 
-// Packs `args` for `function`, checking them against what is known of its parameters.
-void launch_checked(RawState& state, const Function& function,
-                    const std::optional<std::vector<DeclaredParam>>& declared, std::optional<std::size_t> count,
-                    const LaunchConfig& config, const std::vector<Arg>& args) {
-  const std::string& name = function.name();
+// Packs `args` for the entry's function, checking them against what is known of its
+// parameters, and launches it.
+void launch_checked(RawState& state, RawLaunchEntry& entry, const LaunchConfig& config, const std::vector<Arg>& args) {
+  const std::string& name = entry.function.name();
+  const auto& declared = entry.declared;
   if (declared) check_declared(name, *declared, args);
   // A declaration read from the source says every parameter's kind; the driver's sizes are
   // needed without one, or for a scalar of a C type kernc does not know.
@@ -63,7 +60,7 @@ void launch_checked(RawState& state, const Function& function,
     need_sizes = need_sizes || (!args[k].is_array() && !(*declared)[k].dtype);
   }
   static const std::vector<std::size_t> kUnknown;
-  const std::vector<std::size_t>& sizes = need_sizes ? sizes_once(state, function, count) : kUnknown;
+  const std::vector<std::size_t>& sizes = need_sizes ? sizes_for(state, entry) : kUnknown;
   if (!declared && !sizes.empty() && args.size() != sizes.size()) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("kernel {} takes {} argument(s), {} given", name, sizes.size(), args.size()));
@@ -90,7 +87,7 @@ void launch_checked(RawState& state, const Function& function,
     }
     pack_scalar(pack, arg.scalar(), arg.scalar().dtype);
   }
-  function.launch(config, pack.pointers());
+  entry.function.launch(config, pack.pointers());
 }
 
 // The loaded module for the call's (engine, device); `make_program` runs only on a miss
@@ -110,12 +107,52 @@ Engine::Loaded load_raw(RawState& state, MakeProgram&& make_program, const CallO
   return state.loaded.emplace(key, std::move(loaded)).first->second;
 }
 
-// The declared parameters of `name`, parsed once per kernel object.
-std::optional<std::vector<DeclaredParam>> declared_once(RawState& state, const std::string& source, const std::string& name) {
-  std::lock_guard<std::mutex> lock(state.mutex);
+// The declared parameters of `name`, parsed once per kernel object (the caller holds the lock).
+const std::optional<std::vector<DeclaredParam>>& declared_locked(RawState& state, const std::string& source,
+                                                                 const std::string& name) {
   auto found = state.declared.find(name);
   if (found == state.declared.end()) found = state.declared.emplace(name, declared_params(source, name)).first;
   return found->second;
+}
+
+std::optional<std::vector<DeclaredParam>> declared_once(RawState& state, const std::string& source, const std::string& name) {
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return declared_locked(state, source, name);
+}
+
+// The launch entry of `function` (as the caller names it) on the call's engine and device,
+// made on the first launch: the module loaded, the function looked up, its declaration read.
+// `is_expression`: a RawModule name expression, whose template gives only the count.
+template <class MakeProgram, class Lower>
+RawLaunchEntry& launch_entry(RawState& state, MakeProgram&& make_program, Lower&& lower, const std::string& source,
+                             const std::string& function, bool is_expression, const CallOptions& options) {
+  Engine& engine = engine_of(options);
+  auto key = std::make_tuple(static_cast<const Engine*>(&engine), options.device, function);
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    auto found = state.launches.find(key);
+    if (found != state.launches.end()) return found->second;
+  }
+  RawLaunchEntry entry;
+  Engine::Loaded loaded = load_raw(state, make_program, options);
+  entry.function = loaded.module.function(lower(loaded, function));
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (is_expression) {
+    // "axpby<float>" is declared as its template "axpby": the count of parameters holds,
+    // their (placeholder) types do not.
+    const auto& templated = declared_locked(state, source, template_name(function));
+    if (templated) entry.count = templated->size();
+  } else {
+    entry.declared = declared_locked(state, source, function);
+    if (entry.declared) entry.count = entry.declared->size();
+  }
+  return state.launches.emplace(std::move(key), std::move(entry)).first->second;  // another thread's if it was first
+}
+
+// The lowered name of `name` in a loaded RawModule (a name expression's mangled name), or `name`.
+const std::string& lowered_name(const Engine::Loaded& loaded, const std::string& name) {
+  auto lowered = loaded.program->lowered_names.find(name);
+  return lowered != loaded.program->lowered_names.end() ? lowered->second : name;
 }
 
 }  // namespace
@@ -142,49 +179,47 @@ void RawModule::check_arguments(const std::string& function, const std::vector<A
   if (auto declared = parameters(function)) detail::check_declared(function, *declared, args);
 }
 
+namespace detail {
+namespace {
+RawLaunchEntry& kernel_entry(RawState& state, const RawKernel& kernel, const std::string& code,
+                             const std::string& name, const CallOptions& options) {
+  return launch_entry(
+      state, [&] { return kernel.program(); }, [](const Engine::Loaded&, const std::string& n) { return n; }, code,
+      name, false, options);
+}
+}  // namespace
+}  // namespace detail
+
 Function RawKernel::function(const CallOptions& options) const {
-  return detail::load_raw(*state_, [this] { return program(); }, options).module.function(name_);
+  return detail::kernel_entry(*state_, *this, code_, name_, options).function;
 }
 
 void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& args, const CallOptions& options) const {
-  Function f = function(options);
+  auto& entry = detail::kernel_entry(*state_, *this, code_, name_, options);
   LaunchConfig c = config;
   if (!c.stream.handle) c.stream = options.stream;
-  auto declared = detail::declared_once(*state_, code_, name_);
-  detail::launch_checked(*state_, f, declared, declared ? std::optional<std::size_t>(declared->size()) : std::nullopt, c,
-                         args);
+  detail::launch_checked(*state_, entry, c, args);
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
   auto loaded = detail::load_raw(*state_, [this] { return program(); }, options);
-  auto lowered = loaded.program->lowered_names.find(name);
-  return loaded.module.function(lowered != loaded.program->lowered_names.end() ? lowered->second : name);
+  return loaded.module.function(detail::lowered_name(loaded, name));
 }
 
 std::pair<std::uint64_t, std::size_t> RawModule::get_global(const std::string& name, const CallOptions& options) const {
   auto loaded = detail::load_raw(*state_, [this] { return program(); }, options);
-  auto lowered = loaded.program->lowered_names.find(name);
-  return loaded.module.global(lowered != loaded.program->lowered_names.end() ? lowered->second : name);
+  return loaded.module.global(detail::lowered_name(loaded, name));
 }
 
 void RawModule::launch(const std::string& function, const LaunchConfig& config, const std::vector<Arg>& args,
                        const CallOptions& options) const {
-  Function f = get_function(function, options);
-  LaunchConfig c = config;
-  if (!c.stream.handle) c.stream = options.stream;
   // Template instances have no readable declaration; their parameter sizes still are checked.
   bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
-  if (!is_expression) {
-    auto declared = detail::declared_once(*state_, code_, function);
-    detail::launch_checked(*state_, f, declared, declared ? std::optional<std::size_t>(declared->size()) : std::nullopt,
-                           c, args);
-    return;
-  }
-  // "axpby<float>" is declared as its template "axpby": the count of parameters holds,
-  // their (placeholder) types do not.
-  auto templated = detail::declared_once(*state_, code_, detail::template_name(function));
-  detail::launch_checked(*state_, f, std::nullopt,
-                         templated ? std::optional<std::size_t>(templated->size()) : std::nullopt, c, args);
+  auto& entry = detail::launch_entry(
+      *state_, [this] { return program(); }, detail::lowered_name, code_, function, is_expression, options);
+  LaunchConfig c = config;
+  if (!c.stream.handle) c.stream = options.stream;
+  detail::launch_checked(*state_, entry, c, args);
 }
 
 }  // namespace kernc

@@ -5,23 +5,41 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernc/engine.hpp"
 #include "kernc/plan.hpp"
+#include "kernc/runtime.hpp"
 
 namespace kernc::detail {
 
 /// One parameter of a kernel as declared in its source (public: include/kernc/plan.hpp).
 using DeclaredParam = RawParameter;
 
+/// What a launch of one function on one device needs, found once: the loaded function and
+/// what is known of its parameters. A repeated launch looks this up and does nothing else
+/// before packing (no cuModuleGetFunction, no declaration copy).
+struct RawLaunchEntry {
+  Function function;
+  /// The declaration read from the source; for a name expression ("axpby<float>") only the
+  /// template's parameter count is kept (its types are placeholders), so this is empty.
+  std::optional<std::vector<DeclaredParam>> declared;
+  /// The parameter count when the source says it (a declaration or the template's).
+  std::optional<std::size_t> count;
+  /// The driver's parameter sizes, asked on first need only (see sizes_for in raw_call.cpp).
+  std::optional<std::vector<std::size_t>> sizes;
+};
+
 struct RawState {
   std::mutex mutex;
   std::map<std::pair<const Engine*, int>, Engine::Loaded> loaded;  // by engine and device ordinal
   /// Declared parameters by kernel name, read from the source once (not per launch).
   std::map<std::string, std::optional<std::vector<DeclaredParam>>> declared;
-  /// The driver's parameter sizes by function name, asked once (see sizes_once in raw_call.cpp).
-  std::map<std::string, std::vector<std::size_t>> parameter_sizes;
+  /// Launch entries by engine, device ordinal and function name (as the caller names it).
+  /// std::map: entries stay where they are while others are added, so a launch may use
+  /// one after the lock is released.
+  std::map<std::tuple<const Engine*, int, std::string>, RawLaunchEntry> launches;
 };
 
 /// The template a name expression instantiates: "axpby<float>" → "axpby". Its declaration

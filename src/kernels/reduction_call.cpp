@@ -277,8 +277,8 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
     valid = device.allocate_on(options.stream, static_cast<std::size_t>(out_size * splits));
   }
 
-  auto pack_arguments = [&](std::int64_t group_value) {
-    auto pack = std::make_unique<detail::ParamPack>();
+  // Each launch packs into its own ParamPack on the stack (no allocation per call).
+  auto pack_arguments = [&](detail::ParamPack* pack, std::int64_t group_value) {
     size_t in_index = 0, out_index = 0;
     for (size_t k = 0; k < sig.in.size(); ++k) {
       if (!inputs[k].is_array()) {
@@ -312,13 +312,15 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
     pack->field<std::uint64_t>(partials.address());
     pack->begin(8);
     pack->field<std::uint64_t>(valid.address());
-    return pack;
   };
 
   LaunchConfig config = plan.launch;
   config.stream = options.stream;
-  auto main_args = pack_arguments(plan.group);
-  fns.functions[0].launch(config, main_args->pointers());
+  {
+    detail::ParamPack main_args;
+    pack_arguments(&main_args, plan.group);
+    fns.functions[0].launch(config, main_args.pointers());
+  }
   if (splits > 1) {
     const std::int64_t max_blocks = static_cast<std::int64_t>(plan.multiprocessors) * 32;
     const std::int64_t finish_group = pow2_at_least(std::min<std::int64_t>(splits, kBlock));
@@ -326,8 +328,9 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
     LaunchConfig finish = config;
     finish.grid[0] = static_cast<unsigned>(std::min(finish_blocks, max_blocks));
     finish.grid[1] = 1;
-    auto finish_args = pack_arguments(finish_group);
-    fns.functions[1].launch(finish, finish_args->pointers());
+    detail::ParamPack finish_args;
+    pack_arguments(&finish_args, finish_group);
+    fns.functions[1].launch(finish, finish_args.pointers());
   }
   return outputs;
 }

@@ -17,11 +17,21 @@ namespace kernc::detail {
 class ParamPack {
  public:
   ParamPack() = default;
+  // The parameter pointers point into this object's own buffer: it is not copied or moved.
+  ParamPack(const ParamPack&) = delete;
+  ParamPack& operator=(const ParamPack&) = delete;
 
   /// Starts a parameter whose alignment is `align`.
   void begin(std::size_t align) {
     pad_to(align);
-    offsets_.push_back(size_);
+    void* start = bytes_ + size_;
+    if (count_ < kInlineParams) {
+      inline_pointers_[count_] = start;
+    } else {
+      if (count_ == kInlineParams) spilled_.assign(inline_pointers_, inline_pointers_ + kInlineParams);
+      spilled_.push_back(start);
+    }
+    ++count_;
   }
   template <class T>
   void field(T value) {
@@ -32,12 +42,8 @@ class ParamPack {
     pad_to(align);
     append(data, size);
   }
-  /// A pointer per parameter, valid until the pack changes.
-  void** pointers() {
-    pointers_.clear();
-    for (auto offset : offsets_) pointers_.push_back(bytes_ + offset);
-    return pointers_.data();
-  }
+  /// A pointer per parameter (cuLaunchKernel's kernelParams), valid while the pack lives.
+  void** pointers() { return count_ <= kInlineParams ? inline_pointers_ : spilled_.data(); }
 
  private:
   void pad_to(std::size_t align) { size_ = (size_ + align - 1) / align * align; }
@@ -53,8 +59,12 @@ class ParamPack {
   // 32764 bytes of parameters; 8 KiB holds 29 run-time-rank views with 64-bit indices.
   alignas(16) unsigned char bytes_[8192];  // not zeroed: only written bytes and padding reach the driver
   std::size_t size_ = 0;
-  std::vector<std::size_t> offsets_;
-  std::vector<void*> pointers_;
+  // The pointers of the first kInlineParams parameters are kept inline (no allocation on a
+  // launch); a kernel with more spills them all into a vector.
+  static constexpr std::size_t kInlineParams = 64;
+  void* inline_pointers_[kInlineParams];
+  std::vector<void*> spilled_;
+  std::size_t count_ = 0;
 };
 
 inline constexpr int kMaxDims = 16;  // templates/array.cuh kMaxDims

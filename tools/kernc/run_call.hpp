@@ -1,0 +1,86 @@
+#pragma once
+// `kernc run`, between its stages: the command line as parsed, the run's plan (every
+// argument read or made on the host and checked against the kernel, without a GPU), and
+// the report. run_command.cpp reads the command line, run_plan.cpp makes the plan,
+// run_execute.cpp runs it on the GPU.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernc/engine.hpp"
+#include "kernc/error.hpp"
+#include "kernc/kernels.hpp"
+#include "kernc/spec_file.hpp"
+#include "run_sources.hpp"
+
+namespace kernc::cli {
+
+struct RunCommandOptions {
+  std::string spec;
+  std::string kernel;
+  std::string function;
+  std::vector<std::string> inputs;    // NAME=SOURCE
+  std::vector<std::string> args;      // SOURCE, in parameter order (raw kernels)
+  std::vector<std::string> outputs;   // NAME=FILE.npy
+  std::vector<std::string> bindings;  // T=DTYPE
+  std::string axis;
+  bool keepdims = false;
+  std::string grid;
+  std::string block;
+  unsigned shared = 0;
+  std::int64_t size = -1;
+  unsigned repeat = 0;
+  int device = 0;
+  bool print = false;
+  std::string format = "text";
+};
+
+// What a run reports: lines for people, or (--format json) one JSON document at the end.
+struct RunReport {
+  bool json = false;
+  nlohmann::json doc = nlohmann::json::object();
+  /// Prints a text line (text mode only).
+  template <class... Args>
+  void line(fmt::format_string<Args...> format, Args&&... args) {
+    if (!json) fmt::print(format, std::forward<Args>(args)...);
+  }
+};
+
+// Every argument of the call, read or made on the host, checked against the kernel.
+struct Argument {
+  std::string name;  // the parameter's name, or "#k" for an unnamed raw argument
+  SourceValue value;
+};
+
+struct RunPlan {
+  const SpecKernel* entry = nullptr;
+  std::vector<Argument> inputs;           // in parameter order (raw: argument order)
+  std::vector<Argument> given_outputs;    // elementwise/reduction outputs given with --in: all or none
+  std::vector<std::string> output_names;  // elementwise/reduction: out_params order
+  std::vector<bool> show;                 // raw: which arguments are shown after the launch
+  std::map<std::string, std::string> out_files;
+  // Elementwise / reduction.
+  std::map<std::string, DType> bindings;
+  std::optional<std::vector<int>> axes;
+  // Raw.
+  std::string function;
+  LaunchConfig launch;
+};
+
+/// A usage error: exit 2.
+inline Error usage(const std::string& message) { return Error(ErrorCode::invalid_argument, message); }
+
+/// The run's plan from the command line: every usage error is raised here, before the GPU.
+RunPlan make_plan(const Spec& spec, const RunCommandOptions& options);
+
+/// Uploads the arguments, makes the first call (reporting what it cost), times --repeat
+/// launches and shows or writes the results. Returns the exit code.
+int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engine, const Device& device,
+            RunReport& report);
+
+}  // namespace kernc::cli

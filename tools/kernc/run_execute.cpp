@@ -1,0 +1,235 @@
+// kernc run on the GPU: uploads, the first call and what it cost, timed repeats, results.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli_context.hpp"
+#include "kernc/npy.hpp"
+#include "run_call.hpp"
+#include "run_display.hpp"
+
+namespace kernc::cli {
+
+namespace {
+
+// One result array, downloaded: summary or file, and every element with --print.
+void report_output(const std::string& name, const DeviceArray& array, const RunPlan& plan, bool print, RunReport& report) {
+  std::string data(static_cast<std::size_t>(array.size()) * itemsize(array.dtype()), '\0');
+  if (!data.empty()) array.to_host(data.data());
+  DType dtype = array.dtype();
+  const std::string label = fmt::format("{} {}", to_string(dtype), format_numpy_shape(array.shape()));
+  nlohmann::json row = {{"name", name}, {"dtype", to_string(dtype)}, {"shape", array.shape()}};
+  if (auto file = plan.out_files.find(name); file != plan.out_files.end()) {
+    row["file"] = file->second;
+    if (dtype == DType::bfloat16) {
+      // See NOTE [ npy dtypes ]: NumPy has no bfloat16; float32 holds every value exactly.
+      std::vector<float> widened(static_cast<std::size_t>(array.size()));
+      for (std::size_t k = 0; k < widened.size(); ++k) widened[k] = static_cast<float>(element_at(dtype, data, static_cast<std::int64_t>(k)).re);
+      write_npy(file->second, DType::float32, array.shape(), widened.data());
+      row["file_dtype"] = "float32";
+      report.line("output  {} = {} written to {} as float32 (NumPy has no bfloat16)\n", name, label, file->second);
+    } else {
+      write_npy(file->second, dtype, array.shape(), data.data());
+      report.line("output  {} = {} written to {}\n", name, label, file->second);
+    }
+  } else {
+    const std::string summary = summarize(dtype, data, array.size());
+    row["summary"] = summary;
+    report.line("output  {} = {}  {}\n", name, label, summary);
+  }
+  report.doc["outputs"].push_back(row);
+  if (print && !report.json) print_elements(dtype, data, array.shape());
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// What the first call cost, from the engine's counters before and after it.
+std::string first_call_report(const CacheStats& before, const CacheStats& after, double wall_ms, std::size_t modules) {
+  std::vector<std::string> parts;
+  double cache_ms = 0;
+  // "compiles: N" always: a shipped cache is proven by "compiles: 0".
+  const auto compiles = after.compiles - before.compiles;
+  cache_ms += after.compile_ms - before.compile_ms;
+  parts.push_back(compiles ? fmt::format("compiles: {} in {}", compiles, format_ms(after.compile_ms - before.compile_ms))
+                           : std::string("compiles: 0"));
+  const auto disk = after.disk_hits - before.disk_hits;
+  const auto read_only = after.read_only_hits - before.read_only_hits;
+  if (disk + read_only > 0) {
+    cache_ms += after.load_ms - before.load_ms;
+    parts.push_back(fmt::format("{} disk cache hit(s){}, read and checked in {}", disk + read_only,
+                                read_only ? fmt::format(" ({} from read-only tiers)", read_only) : "",
+                                format_ms(after.load_ms - before.load_ms)));
+  }
+  if (auto n = after.memory_hits - before.memory_hits) parts.push_back(fmt::format("{} memory cache hit(s)", n));
+  std::string joined;
+  for (const auto& part : parts) joined += (joined.empty() ? "" : ", ") + part;
+  return fmt::format("{}; module load, codegen and launch {} ({} module(s) loaded); first call {}", joined,
+                     format_ms(std::max(0.0, wall_ms - cache_ms)), modules, format_ms(wall_ms));
+}
+}  // namespace
+
+int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engine, const Device& device,
+            RunReport& report) {
+  const SpecKernel& entry = *plan.entry;
+  report.line("kernel  {} ({}) on GPU {}: {} ({})\n", entry.name(), entry.kind(), device.ordinal(), device.name(),
+              device.target().str());
+  report.doc["kernel"] = {{"name", entry.name()}, {"kind", entry.kind()}};
+  report.doc["device"] = {{"ordinal", device.ordinal()}, {"name", device.name()}, {"arch", device.target().str()}};
+  report.doc["outputs"] = nlohmann::json::array();
+  // Every argument on the device; `uploaded[k]` is plan.inputs[k]'s array (kept alive here).
+  std::vector<std::optional<DeviceArray>> uploaded;
+  auto to_args = [&](const std::vector<Argument>& arguments, std::vector<Arg>& args, const char* role) {
+    for (const auto& arg : arguments) {
+      report.line("{:<7} {} = {}\n", role, arg.name, arg.value.description);
+      report.doc[std::string(role) + "s"].push_back({{"name", arg.name}, {"source", arg.value.description}});
+      if (!arg.value.is_array) {
+        args.emplace_back(arg.value.scalar);
+        uploaded.emplace_back();
+        continue;
+      }
+      uploaded.push_back(DeviceArray::from_host(device, arg.value.dtype, arg.value.shape, arg.value.data.data()));
+      args.emplace_back(*uploaded.back());
+    }
+  };
+  // The uploads first, so that the first call's time is the call's own. No compiler is
+  // loaded here: a cache hit needs none (see NOTE [ cache key ]); a compile loads it and
+  // its time is part of the first call.
+  auto clock = std::chrono::steady_clock::now();
+  auto lap_ms = [&clock] {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - clock).count();
+    clock = now;
+    return ms;
+  };
+  std::vector<Arg> inputs, given_outputs;
+  to_args(plan.inputs, inputs, "input");
+  to_args(plan.given_outputs, given_outputs, "output");
+  device.synchronize();
+  const double upload_ms = lap_ms();
+  double upload_bytes = 0;
+  for (const auto& array : uploaded) {
+    if (array) upload_bytes += static_cast<double>(array->size()) * static_cast<double>(itemsize(array->dtype()));
+  }
+  report.line("setup   {} uploaded in {}\n", format_bytes(upload_bytes), format_ms(upload_ms));
+  report.doc["setup"] = {{"upload_bytes", upload_bytes}, {"upload_ms", upload_ms}};
+  std::fflush(stdout);
+
+  CallOptions call;
+  call.engine = &engine;
+  call.device = device.ordinal();
+  call.bindings = plan.bindings;
+  if (options.size >= 0 && std::holds_alternative<ElementwiseKernel>(entry.kernel)) call.size = options.size;
+
+  // One launch; the first one (outputs empty) allocates the outputs, later ones reuse them.
+  std::vector<DeviceArray> results;
+  bool raised_shared_limit = false;
+  auto launch = [&]() {
+    std::vector<ArrayRef> outs;
+    for (const auto& r : results) outs.push_back(r.ref());
+    if (outs.empty()) {
+      for (const auto& o : given_outputs) outs.push_back(o.array());
+    }
+    if (const auto* k = std::get_if<ElementwiseKernel>(&entry.kernel)) {
+      auto made = (*k)(inputs, outs, call);
+      if (results.empty()) results = std::move(made);
+    } else if (const auto* r = std::get_if<ReductionKernel>(&entry.kernel)) {
+      auto made = (*r)(inputs, plan.axes, options.keepdims, outs, call);
+      if (results.empty()) results = std::move(made);
+    } else {
+      if (plan.launch.shared_bytes > 48 * 1024 && !raised_shared_limit) {
+        // Above 48 KiB the kernel must opt in (once: it is the function's attribute).
+        Function function = std::holds_alternative<RawKernel>(entry.kernel)
+                                ? std::get<RawKernel>(entry.kernel).function(call)
+                                : std::get<RawModule>(entry.kernel).get_function(plan.function, call);
+        function.set_max_dynamic_shared_bytes(static_cast<int>(plan.launch.shared_bytes));
+        raised_shared_limit = true;
+      }
+      if (const auto* k = std::get_if<RawKernel>(&entry.kernel)) {
+        (*k)(plan.launch, inputs, call);
+      } else {
+        std::get<RawModule>(entry.kernel).launch(plan.function, plan.launch, inputs, call);
+      }
+    }
+  };
+
+  const CacheStats before = engine.cache().stats();
+  const std::size_t modules_before = engine.loaded_modules();
+  auto start_time = std::chrono::steady_clock::now();
+  launch();
+  device.synchronize();
+  double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_time).count();
+  const CacheStats after = engine.cache().stats();
+  report.line("compile {}\n", first_call_report(before, after, first_ms, engine.loaded_modules() - modules_before));
+  report.doc["first_call"] = {{"compiles", after.compiles - before.compiles},
+                              {"compile_ms", after.compile_ms - before.compile_ms},
+                              {"disk_hits", after.disk_hits - before.disk_hits},
+                              {"read_only_hits", after.read_only_hits - before.read_only_hits},
+                              {"memory_hits", after.memory_hits - before.memory_hits},
+                              {"fallback_hits", after.fallback_hits - before.fallback_hits},
+                              {"modules_loaded", engine.loaded_modules() - modules_before},
+                              {"ms", first_ms}};
+  report.doc["binaries"] = nlohmann::json::array();
+  for (const auto& module : engine.loaded()) {
+    report.line("binary  {} {}\n", module.choice,
+                module.location.empty() ? (module.outcome == CacheOutcome::compiled ? "(compiled here)" : "(memory)")
+                                        : "from " + module.location);
+    report.doc["binaries"].push_back({{"choice", module.choice},
+                                      {"target", module.program->target.str()},
+                                      {"outcome", to_string(module.outcome)},
+                                      {"location", module.location},
+                                      {"key", module.key}});
+  }
+
+  // The arrays to show: the outputs, a raw kernel's writable array arguments, and any
+  // array input --out names (to keep generated data).
+  std::vector<std::pair<std::string, DeviceArray>> shown;
+  double bytes = 0;
+  const bool raw = std::holds_alternative<RawKernel>(entry.kernel) || std::holds_alternative<RawModule>(entry.kernel);
+  for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+    if (!uploaded[k]) continue;
+    bytes += static_cast<double>(plan.inputs[k].value.nbytes());
+    const std::string position = fmt::format("{}", k);
+    if (raw && plan.out_files.count(position)) {
+      shown.emplace_back(position, *uploaded[k]);
+    } else if (plan.out_files.count(plan.inputs[k].name) || (raw && plan.show[k])) {
+      shown.emplace_back(plan.inputs[k].name, *uploaded[k]);
+    }
+  }
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    bytes += static_cast<double>(results[k].size()) * static_cast<double>(itemsize(results[k].dtype()));
+    shown.emplace_back(plan.output_names.at(k), results[k]);
+  }
+
+  if (options.repeat > 0) {
+    Event begin = device.create_event();
+    Event end = device.create_event();
+    std::vector<double> times;
+    for (unsigned k = 0; k < options.repeat; ++k) {
+      begin.record();
+      launch();
+      end.record();
+      end.synchronize();
+      times.push_back(end.elapsed_ms_since(begin));
+    }
+    const double mid = median(times);
+    const double best = *std::min_element(times.begin(), times.end());
+    const double gb_per_s = mid > 0 ? bytes / (mid * 1e-3) / 1e9 : 0.0;
+    report.line("time    median {}, min {} over {} launch(es) after 1 warm-up; {:.2f} GB/s effective "
+                "({} of array inputs and outputs per launch)\n",
+                format_ms(mid), format_ms(best), options.repeat, gb_per_s, format_bytes(bytes));
+    report.doc["time"] = {{"median_ms", mid},   {"min_ms", best},          {"launches", options.repeat},
+                          {"gb_per_s", gb_per_s}, {"bytes_per_launch", bytes}};
+  }
+  for (const auto& [name, array] : shown) report_output(name, array, plan, options.print, report);
+  if (report.json) fmt::print("{}\n", report.doc.dump(2));
+  return kExitOk;
+}
+
+}  // namespace kernc::cli

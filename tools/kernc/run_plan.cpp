@@ -1,0 +1,351 @@
+// kernc run: the plan of one run from its command line, made without a GPU. The library
+// plans the call itself (ElementwiseKernel/ReductionKernel::plan, RawKernel::parameters):
+// this file only matches the command line's names and sources to parameters.
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "cli_context.hpp"
+#include "kernc/plan.hpp"
+#include "run_call.hpp"
+
+namespace kernc::cli {
+
+namespace {
+
+constexpr unsigned kDefaultBlock = 256;     // raw kernels without --block
+
+
+// The same error with `context` in front of its message (compile failures keep their log).
+Error with_context(const Error& error, const std::string& context) {
+  if (error.compile_failure()) return error;
+  return Error(error.code(), fmt::format("{}: {}", context, error.what()));
+}
+
+// Splits NAME=VALUE; `example` shows the expected form in the error.
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option, const char* example) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw usage(fmt::format("{} \"{}\": expected {}", option, text, example));
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::vector<unsigned> parse_dims(const std::string& text, const char* option) {
+  std::vector<unsigned> dims;
+  for (const auto& item : split_list(text)) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || item[0] == '-' || value == 0 || value > std::numeric_limits<unsigned>::max()) {
+      throw usage(fmt::format("{} \"{}\": expected 1 to 3 positive integers joined by commas, e.g. 256 or 16,16", option,
+                              text));
+    }
+    dims.push_back(static_cast<unsigned>(value));
+  }
+  if (dims.empty() || dims.size() > 3) {
+    throw usage(fmt::format("{} \"{}\": expected 1 to 3 positive integers joined by commas", option, text));
+  }
+  return dims;
+}
+
+std::vector<int> parse_axes(const std::string& text) {
+  std::vector<int> axes;
+  for (const auto& item : split_list(text)) {
+    char* end = nullptr;
+    long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < -64 || value > 64) {
+      throw usage(fmt::format("--axis \"{}\": expected axes joined by commas, e.g. 1 or 0,-1", text));
+    }
+    axes.push_back(static_cast<int>(value));
+  }
+  if (axes.empty()) throw usage(fmt::format("--axis \"{}\" names no axis", text));
+  return axes;
+}
+
+// A kernel's parameter lists, as the library parsed them.
+struct Params {
+  const std::vector<Parameter>& in;
+  const std::vector<Parameter>& out;
+};
+
+std::string describe_params(const Params& sig) {
+  std::string in, out;
+  for (const auto& p : sig.in) in += (in.empty() ? "" : ", ") + p.text;
+  for (const auto& p : sig.out) out += (out.empty() ? "" : ", ") + p.text;
+  return in + " -> " + out;
+}
+
+const SpecKernel& find_kernel(const Spec& spec, const std::string& name) {
+  try {
+    return spec.find(name);
+  } catch (const Error& error) {
+    throw usage(fmt::format("--kernel {}: {}", name, error.what()));  // a usage error, not a missing cache entry
+  }
+}
+
+SourceValue load_argument(const std::string& name, const std::string& text, const char* option) {
+  try {
+    return load_source(text);
+  } catch (const Error& error) {
+    throw with_context(error, fmt::format("{} {}", option, name.empty() ? text : name + "=" + text));
+  }
+}
+
+void check_options_for(const RunCommandOptions& options, const SpecKernel& entry) {
+  const std::string kind = entry.kind();
+  const bool raw = kind == "raw" || kind == "raw_module";
+  auto refuse = [&](bool given, const char* option, const char* which) {
+    if (given) throw usage(fmt::format("{} is for {}; kernel {} is {}", option, which, entry.name(), kind));
+  };
+  refuse(!raw && !options.grid.empty(), "--grid", "raw kernels");
+  refuse(!raw && !options.block.empty(), "--block", "raw kernels");
+  refuse(!raw && options.shared != 0, "--shared", "raw kernels");
+  refuse(!raw && !options.args.empty(), "--arg", "raw kernels (name the parameters with --in NAME=SOURCE)");
+  refuse(kind != "raw_module" && !options.function.empty(), "--function", "raw_module kernels");
+  refuse(kind != "reduction" && !options.axis.empty(), "--axis", "reduction kernels");
+  refuse(kind != "reduction" && options.keepdims, "--keepdims", "reduction kernels");
+  refuse(raw && !options.bindings.empty(), "--bind", "elementwise and reduction kernels");
+  refuse(kind == "reduction" && options.size >= 0, "--size", "elementwise and raw kernels");
+}
+
+std::map<std::string, std::string> parse_out_files(const RunCommandOptions& options) {
+  std::map<std::string, std::string> files;
+  for (const auto& text : options.outputs) {
+    auto [name, path] = split_assignment(text, "--out", "NAME=FILE.npy, e.g. --out y=y.npy");
+    if (!files.emplace(name, path).second) throw usage(fmt::format("--out {} is given twice", name));
+  }
+  return files;
+}
+
+// An argument as the library's planner sees it: dtype and shape (C-contiguous, as it will
+// be uploaded), or the scalar.
+Arg describe(const SourceValue& value) {
+  if (value.is_array) return Arg(ArrayRef::contiguous(std::uint64_t{0}, value.dtype, value.shape));
+  return Arg(value.scalar);
+}
+
+// Elementwise and reduction kernels: parameters by name, types resolved as the call will.
+template <class Kernel>
+void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPlan& plan) {
+  const Params sig{kernel.in_params(), kernel.out_params()};
+  const std::string params = describe_params(sig);
+  for (const auto& text : options.bindings) {
+    auto [letter, dtype] = split_assignment(text, "--bind", "LETTER=DTYPE, e.g. --bind T=float32");
+    plan.bindings[letter] = parse_dtype_name(dtype, "--bind " + text);
+  }
+  std::vector<std::optional<Argument>> inputs(sig.in.size()), outputs(sig.out.size());
+  for (const auto& text : options.inputs) {
+    // Plain variables, not a structured binding: lambdas may capture those only from C++20.
+    const auto assignment = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in x=random:1000:float32");
+    const std::string& name = assignment.first;
+    const std::string& source = assignment.second;
+    auto in = std::find_if(sig.in.begin(), sig.in.end(), [&](const Parameter& p) { return p.name == name; });
+    auto out = std::find_if(sig.out.begin(), sig.out.end(), [&](const Parameter& p) { return p.name == name; });
+    std::optional<Argument>* slot = in != sig.in.end()     ? &inputs[static_cast<std::size_t>(in - sig.in.begin())]
+                                    : out != sig.out.end() ? &outputs[static_cast<std::size_t>(out - sig.out.begin())]
+                                                           : nullptr;
+    if (!slot) throw usage(fmt::format("--in {}: kernel {} has no parameter named {} ({})", text, kernel.name(), name, params));
+    if (*slot) throw usage(fmt::format("--in {} is given twice", name));
+    *slot = Argument{name, load_argument(name, source, "--in")};
+  }
+  std::string missing;
+  for (std::size_t k = 0; k < sig.in.size(); ++k) {
+    if (!inputs[k]) missing += (missing.empty() ? "" : ", ") + sig.in[k].name;
+  }
+  if (!missing.empty()) {
+    throw usage(fmt::format("kernel {} needs --in NAME=SOURCE for {} ({})\n{}", kernel.name(), missing, params, kSourceHint));
+  }
+  std::size_t given = std::count_if(outputs.begin(), outputs.end(), [](const auto& o) { return o.has_value(); });
+  if (given != 0 && given != outputs.size()) {
+    throw usage(fmt::format("kernel {}: give every output with --in or none (kernc then allocates them): {}",
+                            kernel.name(), params));
+  }
+  CallTypes types;
+  types.bindings = plan.bindings;
+  for (auto& in : inputs) {
+    types.inputs.push_back(in->value.is_array ? ArgType::array(in->value.dtype) : ArgType::scalar_of(in->value.dtype));
+    plan.inputs.push_back(std::move(*in));
+  }
+  for (std::size_t k = 0; k < sig.out.size(); ++k) {
+    plan.output_names.push_back(sig.out[k].name);
+    if (!outputs[k]) {
+      types.outputs.emplace_back(std::nullopt);
+      continue;
+    }
+    if (!outputs[k]->value.is_array) throw usage(fmt::format("--in {}: an output must be an array", sig.out[k].name));
+    types.outputs.emplace_back(outputs[k]->value.dtype);
+    plan.given_outputs.push_back(std::move(*outputs[k]));
+  }
+  try {
+    kernel.resolve(types);
+  } catch (const Error& error) {
+    throw with_context(error, fmt::format("kernel {} ({}) with {}", kernel.name(), params, format_call_signature(types)));
+  }
+  for (const auto& out_file : plan.out_files) {
+    const std::string& name = out_file.first;
+    const std::string& path = out_file.second;
+    bool output = std::find(plan.output_names.begin(), plan.output_names.end(), name) != plan.output_names.end();
+    bool array_input = std::any_of(plan.inputs.begin(), plan.inputs.end(),
+                                   [&](const Argument& a) { return a.name == name && a.value.is_array; });
+    if (!output && !array_input) {
+      throw usage(fmt::format("--out {}={}: {} is neither an output nor an array input of kernel {} ({})", name, path,
+                              name, kernel.name(), params));
+    }
+  }
+  // The library's own plan of the call, on descriptions of the arguments: every check the
+  // call makes (broadcasting, output shapes, axes, size=) fails here, before the GPU.
+  if (!options.axis.empty()) plan.axes = parse_axes(options.axis);
+  std::vector<Arg> described;
+  for (const auto& in : plan.inputs) described.push_back(describe(in.value));
+  std::vector<ArrayRef> described_outputs;
+  for (const auto& out : plan.given_outputs) described_outputs.push_back(describe(out.value).array());
+  PlanOptions plan_options;
+  plan_options.bindings = plan.bindings;
+  try {
+    if constexpr (std::is_same_v<Kernel, ReductionKernel>) {
+      kernel.plan(described, plan.axes, options.keepdims, described_outputs, plan_options);
+    } else {
+      if (options.size >= 0) plan_options.size = options.size;
+      kernel.plan(described, described_outputs, plan_options);
+    }
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    throw message.rfind(kernel.name() + ":", 0) == 0 ? error : with_context(error, "kernel " + kernel.name());
+  }
+}
+
+void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, RunPlan& plan) {
+  std::optional<std::vector<RawParameter>> declared;
+  if (const auto* kernel = std::get_if<RawKernel>(&entry.kernel)) {
+    plan.function = kernel->name();
+    declared = kernel->parameters();
+  } else {
+    const auto& module = std::get<RawModule>(entry.kernel);
+    std::string expressions;
+    for (const auto& e : module.name_expressions()) expressions += (expressions.empty() ? "" : ", ") + e;
+    if (options.function.empty()) {
+      throw usage(fmt::format("kernel {} is a raw_module: name the function to launch with --function NAME{}",
+                              entry.name(), expressions.empty() ? "" : " (name expressions: " + expressions + ")"));
+    }
+    plan.function = options.function;
+    // A template instance ("axpby<float>") is declared as its template ("axpby"): the names
+    // and pointer-ness hold, the placeholder types do not (the library leaves them empty).
+    declared = module.parameters(plan.function);
+  }
+  std::vector<std::string> names;
+  if (declared) {
+    for (const auto& p : *declared) names.push_back(p.name);
+  }
+  std::string described;
+  if (declared) {
+    for (const auto& p : *declared) described += (described.empty() ? "" : ", ") + p.text;
+  }
+  const std::string signature = declared ? fmt::format("{}({})", plan.function, described) : plan.function;
+
+  if (!options.inputs.empty() && !options.args.empty()) {
+    throw usage("give a raw kernel's arguments either by name (--in NAME=SOURCE) or in order (--arg SOURCE), not both");
+  }
+  if (!options.inputs.empty()) {
+    if (!declared) {
+      throw usage(fmt::format("cannot read the parameters of {} from its source: give its arguments in order with "
+                              "--arg SOURCE",
+                              plan.function));
+    }
+    std::vector<std::optional<Argument>> args(declared->size());
+    for (const auto& text : options.inputs) {
+      auto [name, value] = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in n=1000");
+      auto found = std::find(names.begin(), names.end(), name);
+      if (found == names.end()) throw usage(fmt::format("--in {}: {} has no parameter named {}", text, signature, name));
+      auto& slot = args[static_cast<std::size_t>(found - names.begin())];
+      if (slot) throw usage(fmt::format("--in {} is given twice", name));
+      slot = Argument{name, load_argument(name, value, "--in")};
+    }
+    std::string missing;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+      if (!args[k]) missing += (missing.empty() ? "" : ", ") + (names[k].empty() ? fmt::format("#{}", k) : names[k]);
+    }
+    if (!missing.empty()) {
+      throw usage(fmt::format("{} needs --in NAME=SOURCE for {}\n{}", signature, missing, kSourceHint));
+    }
+    for (auto& arg : args) plan.inputs.push_back(std::move(*arg));
+  } else {
+    for (std::size_t k = 0; k < options.args.size(); ++k) {
+      std::string name = k < names.size() && !names[k].empty() ? names[k] : fmt::format("#{}", k);
+      plan.inputs.push_back(Argument{name, load_argument("", options.args[k], "--arg")});
+    }
+    if (declared && plan.inputs.size() != declared->size()) {
+      throw usage(fmt::format("{} takes {} argument(s), {} given with --arg{}", signature, declared->size(),
+                              plan.inputs.size(), declared->empty() ? "" : "\n" + std::string(kSourceHint)));
+    }
+  }
+  for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+    auto& arg = plan.inputs[k];
+    const RawParameter* param = declared && k < declared->size() ? &(*declared)[k] : nullptr;
+    if (param && param->pointer != arg.value.is_array) {
+      throw usage(fmt::format("{}: parameter \"{}\" is {} but {} is {}", signature, param->text,
+                              param->pointer ? "a pointer" : "a scalar", arg.name,
+                              arg.value.is_array ? "an array" : "a scalar"));
+    }
+    // Scalars take the declared type where the source says it (template placeholders excepted).
+    if (param && param->dtype && !arg.value.is_array) {
+      if (*param->dtype != arg.value.dtype) arg.value.description += fmt::format(" as {}", to_string(*param->dtype));
+      arg.value.scalar = scalar_as(arg.value.scalar, *param->dtype);
+      arg.value.dtype = *param->dtype;
+    }
+    plan.show.push_back(arg.value.is_array && !(param && param->const_pointee));
+  }
+  for (const auto& [name, path] : plan.out_files) {
+    bool found = false;
+    for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+      if ((plan.inputs[k].name == name || fmt::format("{}", k) == name) && plan.inputs[k].value.is_array) found = true;
+    }
+    if (!found) {
+      throw usage(fmt::format("--out {}={}: {} is no array argument of {} (name one, or give its 0-based position)", name,
+                              path, name, signature));
+    }
+  }
+
+  // Launch configuration: --block defaults to 256 threads, --grid to enough blocks for
+  // --size elements (else for the largest array).
+  std::vector<unsigned> block = options.block.empty() ? std::vector<unsigned>{kDefaultBlock} : parse_dims(options.block, "--block");
+  std::copy(block.begin(), block.end(), plan.launch.block);
+  if (!options.grid.empty()) {
+    auto grid = parse_dims(options.grid, "--grid");
+    std::copy(grid.begin(), grid.end(), plan.launch.grid);
+  } else {
+    std::int64_t elements = options.size;
+    for (const auto& arg : plan.inputs) {
+      if (options.size < 0 && arg.value.is_array) elements = std::max(elements, arg.value.size());
+    }
+    if (elements < 0) throw usage(fmt::format("{} has no array argument to size the grid by: give --grid or --size", signature));
+    std::int64_t blocks = std::max<std::int64_t>(1, (elements + plan.launch.block[0] - 1) / plan.launch.block[0]);
+    if (blocks > std::numeric_limits<std::int32_t>::max()) throw usage("the grid would need more than 2^31 - 1 blocks");
+    plan.launch.grid[0] = static_cast<unsigned>(blocks);
+  }
+  plan.launch.shared_bytes = options.shared;
+}
+
+}  // namespace
+
+RunPlan make_plan(const Spec& spec, const RunCommandOptions& options) {
+  RunPlan plan;
+  plan.entry = &find_kernel(spec, options.kernel);
+  check_options_for(options, *plan.entry);
+  if (options.print && options.format == "json") {
+    throw usage("--print shows elements as text; with --format json, write outputs with --out NAME=FILE.npy");
+  }
+  plan.out_files = parse_out_files(options);
+  if (const auto* k = std::get_if<ElementwiseKernel>(&plan.entry->kernel)) {
+    plan_dsl_call(*k, options, plan);
+  } else if (const auto* r = std::get_if<ReductionKernel>(&plan.entry->kernel)) {
+    plan_dsl_call(*r, options, plan);
+  } else {
+    plan_raw_call(*plan.entry, options, plan);
+  }
+  return plan;
+}
+
+}  // namespace kernc::cli
