@@ -40,8 +40,8 @@ inline FunctionKey function_key(const Engine& engine, const Layout& layout, int 
 /// loaded with `load` (an Engine::Loaded) and picked with `pick` (→ LoadedFunctions). The
 /// table's lock is not held while loading: compiling must not block other calls.
 template <class Load, class Pick>
-LoadedFunctions find_or_load(HandleTable& table, TypeEntry& entry, const Engine& engine, const Device& device,
-                             const Layout& layout, Load&& load, Pick&& pick) {
+const LoadedFunctions& find_or_load(HandleTable& table, TypeEntry& entry, const Engine& engine, const Device& device,
+                                    const Layout& layout, Load&& load, Pick&& pick) {
   const auto key = function_key(engine, layout, device.ordinal());
   {
     std::lock_guard<std::mutex> lock(table.mutex);

@@ -195,16 +195,19 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
         }
       }
     }
-    std::vector<Arg> copied = inputs_in;
+    // Copies are made only when an input overlaps an output (rare): the common call copies
+    // no argument list.
+    std::vector<Arg> copied;
     std::vector<DeviceArray> temporaries;
-    for (size_t k = 0; k < copied.size(); ++k) {
-      if (!copied[k].is_array() || sig.in[k].raw) continue;
+    for (size_t k = 0; k < inputs_in.size(); ++k) {
+      if (!inputs_in[k].is_array() || sig.in[k].raw) continue;
       for (size_t o = 0; o < outputs.size(); ++o) {
-        if (sig.out[o].raw || !detail::overlaps(copied[k].array(), outputs[o].ref())) continue;
-        if (copied[k].array().shape == outputs[o].shape() && detail::same_view(copied[k].array(), outputs[o].ref())) {
+        if (sig.out[o].raw || !detail::overlaps(inputs_in[k].array(), outputs[o].ref())) continue;
+        if (inputs_in[k].array().shape == outputs[o].shape() && detail::same_view(inputs_in[k].array(), outputs[o].ref())) {
           continue;
         }
-        temporaries.push_back(copy_of(copied[k].array(), options));
+        if (copied.empty()) copied = inputs_in;
+        temporaries.push_back(copy_of(inputs_in[k].array(), options));
         copied[k] = Arg(temporaries.back());
         break;
       }
@@ -220,9 +223,9 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
   // The kernel function: the plan's own after its first launch on this device, else the
   // kernel's memo (loading on first use).
   const Layout& layout = plan.loop.layout;
-  detail::LoadedFunctions loaded = plan.prepared.find(&engine, device.ordinal());
-  if (loaded.functions.empty()) {
-    loaded = detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
+  const detail::LoadedFunctions* loaded = plan.prepared.find(&engine, device.ordinal());
+  if (!loaded) {
+    loaded = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
         return engine.load(kernel.program(plan.types, layout), device);
       } catch (const Error& error) {
@@ -231,7 +234,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
     }, [&](const Engine::Loaded& l) { return detail::LoadedFunctions{{l.module.function(name)}, 0}; });
     plan.prepared.remember(&engine, device.ordinal(), loaded);
   }
-  const Function& function = loaded.functions.front();
+  const Function& function = loaded->functions.front();
 
   // Arguments, in the kernel's parameter order.
   detail::ParamPack pack;

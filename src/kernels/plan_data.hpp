@@ -16,15 +16,16 @@ namespace kernc::detail {
 
 /// The kernel functions a plan launched last, for one (engine, device): a repeated launch
 /// on the same device takes them from here, under the plan's own (uncontended) mutex,
-/// without the kernel's memo tables.
+/// without the kernel's memo tables and without copying them (they stay in the kernel's
+/// memo, whose std::map nodes never move or go while the kernel lives).
 class PreparedFunctions {
  public:
-  /// The functions remembered for (engine, device); empty when they are not these.
-  LoadedFunctions find(const Engine* engine, int device) const {
+  /// The functions remembered for (engine, device), or nullptr when they are not these.
+  const LoadedFunctions* find(const Engine* engine, int device) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return engine_ == engine && device_ == device ? functions_ : LoadedFunctions{};
+    return engine_ == engine && device_ == device ? functions_ : nullptr;
   }
-  void remember(const Engine* engine, int device, const LoadedFunctions& functions) {
+  void remember(const Engine* engine, int device, const LoadedFunctions* functions) {
     std::lock_guard<std::mutex> lock(mutex_);
     engine_ = engine;
     device_ = device;
@@ -35,7 +36,7 @@ class PreparedFunctions {
   mutable std::mutex mutex_;
   const Engine* engine_ = nullptr;
   int device_ = -1;
-  LoadedFunctions functions_;
+  const LoadedFunctions* functions_ = nullptr;
 };
 
 /// What planning knows of each argument: a description, or a scalar's dtype.

@@ -247,9 +247,9 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
   // Kernel functions for this layout on this device (and the size of _type_reduce): the
   // plan's own after its first launch here, else the kernel's memo.
   const Layout& layout = plan.layout;
-  detail::LoadedFunctions fns = plan.prepared.find(&engine, device.ordinal());
-  if (fns.functions.empty()) {
-    fns = detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
+  const detail::LoadedFunctions* prepared = plan.prepared.find(&engine, device.ordinal());
+  if (!prepared) {
+    prepared = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
         return engine.load(kernel.program(plan.types, layout), device);
       } catch (const Error& error) {
@@ -264,8 +264,9 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
       picked.reduce_type_size = size;
       return picked;
     });
-    plan.prepared.remember(&engine, device.ordinal(), fns);
+    plan.prepared.remember(&engine, device.ordinal(), prepared);
   }
+  const detail::LoadedFunctions& fns = *prepared;
 
   const std::int64_t out_size = plan.out_size, reduce_size = plan.reduce_size, splits = plan.splits;
   const bool contiguous = layout.kind == LayoutKind::contiguous;

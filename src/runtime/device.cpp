@@ -277,6 +277,9 @@ void Function::launch(const LaunchConfig& c, void** args) const {
   try {
     device_->driver->launch(handle_, c, args);
   } catch (const Error& error) {
+    // A device fault is the GPU's, not this launch's: every call repeats it word for word
+    // (NOTE [ sticky device faults ], src/runtime/cuda_driver.cpp).
+    if (error.code() == ErrorCode::device_fault) throw;
     throw Error(error.code(), fmt::format("launching {}: {}", name_, error.what()));
   }
 }
