@@ -7,6 +7,26 @@ namespace kernc {
 
 constexpr int kMaxDims = 16;
 
+// Which types a multi-index may hold: any integer type CuPy code uses for one (int,
+// ptrdiff_t, size_t, long long, unsigned, ...), not a floating-point type.
+template <class I> struct IsIndexInteger { static constexpr bool value = false; };
+template <> struct IsIndexInteger<char> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<signed char> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<unsigned char> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<short> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<unsigned short> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<int> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<unsigned int> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<long> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<unsigned long> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<long long> { static constexpr bool value = true; };
+template <> struct IsIndexInteger<unsigned long long> { static constexpr bool value = true; };
+template <class I> struct IsIndexInteger<const I> : IsIndexInteger<I> {};
+template <class I> struct IsIndexInteger<volatile I> : IsIndexInteger<I> {};
+template <class I> struct IsIndexInteger<const volatile I> : IsIndexInteger<I> {};
+#define KERNC_CHECK_INDEX_TYPE(I) \
+  static_assert(::kernc::IsIndexInteger<I>::value, "an array's multi-index must be an array of an integer type")
+
 // The iteration space of a kernel: `size` elements in C order over `dims`.
 // Rank 0 = flat (contiguous layout), rank -1 = rank known at run time (up to kMaxDims).
 template <int kRank, class Index> struct Shape { Index size; Index dims[kRank]; };
@@ -69,10 +89,12 @@ struct ArrayView {
   KERNC_DEVICE const Index* shape() const { return shape_; }
   KERNC_DEVICE const Index* strides() const { return strides_; }
   KERNC_DEVICE int ndim() const { return kRank; }
-  KERNC_DEVICE T& operator[](const Index* idx) const {
+  template <class I>
+  KERNC_DEVICE T& operator[](const I* idx) const {
+    KERNC_CHECK_INDEX_TYPE(I);
     Index offset = 0;
 #pragma unroll
-    for (int d = 0; d < kRank; ++d) offset += idx[d] * strides_[d];
+    for (int d = 0; d < kRank; ++d) offset += static_cast<Index>(idx[d]) * strides_[d];
     return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
   }
   KERNC_DEVICE T& operator[](Index i) const {
@@ -94,7 +116,11 @@ struct ArrayView<T, 0, Index> {
   KERNC_DEVICE Index size() const { return size_; }
   KERNC_DEVICE const Index* shape() const { return &size_; }
   KERNC_DEVICE int ndim() const { return 1; }
-  KERNC_DEVICE T& operator[](const Index* idx) const { return data_[idx[0]]; }
+  template <class I>
+  KERNC_DEVICE T& operator[](const I* idx) const {
+    KERNC_CHECK_INDEX_TYPE(I);
+    return data_[static_cast<Index>(idx[0])];
+  }
   KERNC_DEVICE T& operator[](Index i) const { return data_[i]; }
 };
 
@@ -111,9 +137,11 @@ struct ArrayView<T, -1, Index> {
   KERNC_DEVICE const Index* shape() const { return shape_; }
   KERNC_DEVICE const Index* strides() const { return strides_; }
   KERNC_DEVICE int ndim() const { return ndim_; }
-  KERNC_DEVICE T& operator[](const Index* idx) const {
+  template <class I>
+  KERNC_DEVICE T& operator[](const I* idx) const {
+    KERNC_CHECK_INDEX_TYPE(I);
     Index offset = 0;
-    for (int d = 0; d < ndim_; ++d) offset += idx[d] * strides_[d];
+    for (int d = 0; d < ndim_; ++d) offset += static_cast<Index>(idx[d]) * strides_[d];
     return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
   }
   KERNC_DEVICE T& operator[](Index i) const {

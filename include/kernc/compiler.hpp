@@ -3,6 +3,7 @@
 /// One compiler interface with an NVRTC and a HIPRTC implementation.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,16 @@ struct KERNC_API CompilerIdentity {
   std::string library_path;         ///< the file that was loaded (informational, not in the key)
   std::string version;              ///< the release it reports, e.g. "13.0"
   std::vector<std::string> targets;  ///< the architectures it reports supporting, sorted
+  /// The toolkit include directories passed to every compile after the program's own
+  /// (informational: their identity below is what the key holds).
+  std::vector<std::string> include_dirs;
+  /// What identifies those directories' contents: "cuda 13000, cccl 3000100, 1982 files
+  /// sha256:..." (versions read from the headers; a digest of every file's path and size),
+  /// or "none". A header input of every program, so part of the compiler's identity.
+  std::string headers = "none";
+  std::string include_source;        ///< where the directories came from (for `kernc info`)
   std::string str() const;           ///< "nvrtc 13.0"
-  /// The reported facts as hashed into cache keys: backend, release, targets.
+  /// The reported facts as hashed into cache keys: backend, release, targets, headers.
   std::string reported() const;
   /// 16 hex digits of SHA-256 over reported(): the compiler part of a cache key.
   std::string tag() const;
@@ -54,6 +63,11 @@ struct KERNC_API CompilerLibraryPaths {
   std::string nvrtc_override;   ///< KERNC_NVRTC_LIBRARY: tried first and alone when set
   std::string hiprtc_override;  ///< KERNC_HIPRTC_LIBRARY
   std::string cuda_home;        ///< CUDA_HOME / CUDA_PATH, searched after the sonames
+  std::string rocm_home;        ///< ROCM_PATH / HIP_PATH: where ROCm's include/ is looked for
+  /// KERNC_CUDA_INCLUDE / KERNC_ROCM_INCLUDE: the toolkit include directories, separated by
+  /// ':', or "none"; unset, they are found next to the compiler (see CompilerIdentity).
+  std::optional<std::string> cuda_include;
+  std::optional<std::string> rocm_include;
 };
 
 /// Loads the compiler of a backend. Throws kernc::Error(library_not_found) listing every

@@ -39,6 +39,13 @@ struct KERNC_API Config {
   Setting<std::string> nvrtc_library;
   Setting<std::string> hiprtc_library;
   Setting<std::string> cuda_home;
+  /// ROCM_PATH, else HIP_PATH: ROCm's root, whose include/ HIPRTC is given.
+  Setting<std::string> rocm_home;
+  /// The toolkit include directories passed to NVRTC / HIPRTC after a program's own
+  /// (KERNC_CUDA_INCLUDE / KERNC_ROCM_INCLUDE: directories separated by ':', or "none").
+  /// Empty with source "default": found next to the compiler (see CompilerIdentity).
+  Setting<std::string> cuda_include;
+  Setting<std::string> rocm_include;
   Setting<std::string> cuda_driver_library;
   /// The HIP runtime library (libamdhip64) for KERNC_RUNTIME=hip (KERNC_HIP_LIBRARY). Not
   /// the compiler's: from ROCm 6 on, HIPRTC is a library of its own (libhiprtc).

@@ -8,13 +8,15 @@
 
 #include "compiler/compile_log.hpp"
 #include "compiler/rtc_compile.hpp"
+#include "compiler/toolkit_includes.hpp"
 #include "kernc/error.hpp"
 #include "platform/dynamic_library.hpp"
 #include "platform/hiprtc_api.hpp"
 
 namespace kernc::compiler {
 
-std::vector<std::string> hiprtc_flags(const CompileOptions& options, const Target& target) {
+std::vector<std::string> hiprtc_flags(const CompileOptions& options, const Target& target,
+                                     const std::vector<std::string>& toolkit_dirs) {
   std::vector<std::string> flags;
   flags.push_back("--offload-arch=" + target.arch());
   flags.push_back("-std=" + options.language_standard);
@@ -22,6 +24,7 @@ std::vector<std::string> hiprtc_flags(const CompileOptions& options, const Targe
     flags.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
   }
   for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir);
+  for (const auto& dir : toolkit_dirs) flags.push_back("-I" + dir);  // after the program's own
   if (options.fast_math) flags.push_back("-ffast-math");
   if (options.line_info) flags.push_back("-gline-tables-only");
   if (options.debug) flags.push_back("-g");
@@ -40,7 +43,11 @@ std::string processor_of(const std::string& isa) {
 
 class HiprtcCompiler final : public Compiler {
  public:
-  explicit HiprtcCompiler(platform::HiprtcApi api) : api_(std::move(api)) {
+  HiprtcCompiler(platform::HiprtcApi api, const CompilerLibraryPaths& paths) : api_(std::move(api)) {
+    ToolkitIncludes includes = rocm_includes(paths);
+    identity_.include_dirs = std::move(includes.dirs);
+    identity_.headers = std::move(includes.identity);
+    identity_.include_source = std::move(includes.found_by);
     int major = 0, minor = 0;
     api_.hiprtcVersion(&major, &minor);
     identity_.backend = Backend::hip;
@@ -81,7 +88,7 @@ class HiprtcCompiler final : public Compiler {
   }
 
   std::vector<std::string> flags(const CompileOptions& options, const Target& target) const override {
-    return hiprtc_flags(options, target);
+    return hiprtc_flags(options, target, identity_.include_dirs);
   }
 
   CompiledProgram compile(const Program& program, const Target& target) const override {
@@ -92,7 +99,7 @@ class HiprtcCompiler final : public Compiler {
     // through this compiler take turns. NVRTC has no such limit.
     static std::mutex compile_mutex;
     std::lock_guard<std::mutex> lock(compile_mutex);
-    return rtc_compile(Calls{api_}, program, target, hiprtc_flags(program.options, target), identity_.str());
+    return rtc_compile(Calls{api_}, program, target, hiprtc_flags(program.options, target, identity_.include_dirs), identity_.str());
   }
 
  private:
@@ -151,7 +158,7 @@ class HiprtcCompiler final : public Compiler {
 }  // namespace
 
 std::shared_ptr<const Compiler> load_hiprtc(const CompilerLibraryPaths& paths) {
-  return std::make_shared<HiprtcCompiler>(platform::HiprtcApi::load(paths.hiprtc_override));
+  return std::make_shared<HiprtcCompiler>(platform::HiprtcApi::load(paths.hiprtc_override), paths);
 }
 
 }  // namespace kernc::compiler

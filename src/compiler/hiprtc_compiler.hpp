@@ -11,6 +11,8 @@ namespace kernc::compiler {
 std::shared_ptr<const Compiler> load_hiprtc(const CompilerLibraryPaths& paths);
 
 /// The one place CompileOptions become HIPRTC flags.
-std::vector<std::string> hiprtc_flags(const CompileOptions& options, const Target& target);
+/// `toolkit_dirs` (the toolkit include directories) come after the options' own.
+std::vector<std::string> hiprtc_flags(const CompileOptions& options, const Target& target,
+                                     const std::vector<std::string>& toolkit_dirs = {});
 
 }  // namespace kernc::compiler

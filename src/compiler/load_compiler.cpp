@@ -17,6 +17,8 @@ std::string CompilerIdentity::str() const {
 std::string CompilerIdentity::reported() const {
   std::string text = fmt::format("{} {}", backend == Backend::cuda ? "nvrtc" : "hiprtc", version);
   for (const auto& target : targets) text += " " + target;
+  // "none" (no toolkit headers found) keeps the key of a compiler without them as it was.
+  if (headers != "none") text += " headers " + headers;
   return text;
 }
 

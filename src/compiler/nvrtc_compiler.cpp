@@ -7,12 +7,14 @@
 
 #include "compiler/compile_log.hpp"
 #include "compiler/rtc_compile.hpp"
+#include "compiler/toolkit_includes.hpp"
 #include "kernc/error.hpp"
 #include "platform/nvrtc_api.hpp"
 
 namespace kernc::compiler {
 
-std::vector<std::string> nvrtc_flags(const CompileOptions& options, const Target& target) {
+std::vector<std::string> nvrtc_flags(const CompileOptions& options, const Target& target,
+                                     const std::vector<std::string>& toolkit_dirs) {
   std::vector<std::string> flags;
   flags.push_back("-arch=" + target.str());
   flags.push_back("-std=" + options.language_standard);
@@ -20,6 +22,7 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& options, const Target
     flags.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
   }
   for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir);
+  for (const auto& dir : toolkit_dirs) flags.push_back("-I" + dir);  // after the program's own
   if (options.fast_math) flags.push_back("--use_fast_math");
   if (options.line_info) flags.push_back("-lineinfo");
   if (options.debug) flags.push_back("-G");
@@ -29,9 +32,28 @@ std::vector<std::string> nvrtc_flags(const CompileOptions& options, const Target
 
 namespace {
 
+// The name expressions an error of NVRTC's name map is about: those whose name (template
+// arguments left out) is the identifier the error quotes; all of them when none matches.
+std::string undefined_expressions(const std::vector<std::string>& expressions, const std::string& error) {
+  std::vector<std::string> named;
+  for (const auto& expression : expressions) {
+    std::string base = expression.substr(0, expression.find('<'));
+    base.erase(base.find_last_not_of(" \t") + 1);
+    if (!base.empty() && error.find("\"" + base + "\"") != std::string::npos) named.push_back(expression);
+  }
+  if (named.empty()) named = expressions;
+  std::string text = named.size() == 1 ? "name expression " : "name expressions ";
+  for (size_t k = 0; k < named.size(); ++k) text += (k ? ", \"" : "\"") + named[k] + "\"";
+  return text + (named.size() == 1 ? " is" : " are");
+}
+
 class NvrtcCompiler final : public Compiler {
  public:
-  explicit NvrtcCompiler(platform::NvrtcApi api) : api_(std::move(api)) {
+  NvrtcCompiler(platform::NvrtcApi api, const CompilerLibraryPaths& paths) : api_(std::move(api)) {
+    ToolkitIncludes includes = cuda_toolkit_includes(paths, api_.library.path());
+    identity_.include_dirs = std::move(includes.dirs);
+    identity_.headers = std::move(includes.identity);
+    identity_.include_source = std::move(includes.found_by);
     int major = 0, minor = 0;
     api_.nvrtcVersion(&major, &minor);
     identity_.backend = Backend::cuda;
@@ -72,14 +94,14 @@ class NvrtcCompiler final : public Compiler {
   }
 
   std::vector<std::string> flags(const CompileOptions& options, const Target& target) const override {
-    return nvrtc_flags(options, target);
+    return nvrtc_flags(options, target, identity_.include_dirs);
   }
 
   CompiledProgram compile(const Program& program, const Target& target) const override {
     check_target(target);
     validate(program.options);
     try {
-      return rtc_compile(Calls{api_, identity_.version}, program, target, nvrtc_flags(program.options, target),
+      return rtc_compile(Calls{api_, identity_.version}, program, target, nvrtc_flags(program.options, target, identity_.include_dirs),
                          identity_.str());
     } catch (const Error& error) {
       // NVRTC lists base architectures only, so a suffixed one it lacks (sm_80a) is found
@@ -89,6 +111,14 @@ class NvrtcCompiler final : public Compiler {
         throw Error(ErrorCode::unsupported_target,
                     fmt::format("NVRTC {} does not support {}: {}", identity_.version, target.str(),
                                 first_error_line(failure->log)));
+      }
+      // A name expression is compiled in a map NVRTC appends ("__nv_name_map"): an error
+      // there means the module defines no such name. Say which expression, not the map's line.
+      if (failure && first_error_line(failure->log).rfind("__nv_name_map", 0) == 0) {
+        throw Error(fmt::format("{}: {} not defined by the module ({})", program.name,
+                                undefined_expressions(program.name_expressions, first_error_line(failure->log)),
+                                first_error_line(failure->log)),
+                    *failure);
       }
       throw;
     }
@@ -151,7 +181,7 @@ class NvrtcCompiler final : public Compiler {
 }  // namespace
 
 std::shared_ptr<const Compiler> load_nvrtc(const CompilerLibraryPaths& paths) {
-  return std::make_shared<NvrtcCompiler>(platform::NvrtcApi::load(paths.nvrtc_override, paths.cuda_home));
+  return std::make_shared<NvrtcCompiler>(platform::NvrtcApi::load(paths.nvrtc_override, paths.cuda_home), paths);
 }
 
 }  // namespace kernc::compiler

@@ -118,6 +118,13 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   } else if (auto path = get("CUDA_PATH"); !path.empty()) {
     config.cuda_home.set(path, "CUDA_PATH");
   }
+  if (auto root = get("ROCM_PATH"); !root.empty()) {
+    config.rocm_home.set(root, "ROCM_PATH");
+  } else if (auto path = get("HIP_PATH"); !path.empty()) {
+    config.rocm_home.set(path, "HIP_PATH");
+  }
+  if (auto dirs = get("KERNC_CUDA_INCLUDE"); !dirs.empty()) config.cuda_include.set(dirs, "KERNC_CUDA_INCLUDE");
+  if (auto dirs = get("KERNC_ROCM_INCLUDE"); !dirs.empty()) config.rocm_include.set(dirs, "KERNC_ROCM_INCLUDE");
   if (auto level = get("KERNC_LOG_LEVEL"); !level.empty()) {
     static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
     bool known = false;
@@ -154,6 +161,9 @@ CompilerLibraryPaths Config::compiler_paths() const {
   paths.nvrtc_override = nvrtc_library.value;
   paths.hiprtc_override = hiprtc_library.value;
   paths.cuda_home = cuda_home.value;
+  paths.rocm_home = rocm_home.value;
+  if (cuda_include.source != "default") paths.cuda_include = cuda_include.value;
+  if (rocm_include.source != "default") paths.rocm_include = rocm_include.value;
   return paths;
 }
 

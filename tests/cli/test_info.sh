@@ -24,6 +24,21 @@ expect_match "$OUT" '^ +cache max size +4\.0 GiB +\(default\)$'
 expect_match "$OUT" '^ +log level +warn +\(default\)$'
 
 # ---------------------------------------------------------------------------------------------
+TEST "info shows the toolkit include directories NVRTC is given, and KERNC_CUDA_INCLUDE overrides them"
+expect_exit 0 kernc info
+expect_match "$OUT" '^ +includes: /.*/include /.*/include/cccl \((CUDA_HOME|next to .*|/usr/local/cuda)\)$'
+expect_match "$OUT" '^ +headers: cuda [0-9]+, cccl [0-9]+, [0-9]+ files sha256:[0-9a-f]{16}$'
+default_tag=$(sed -n '/^nvrtc/,/^hiprtc/p' "$OUT" | sed -n 's/^ *cache tag: //p' | head -1)
+KERNC_CUDA_INCLUDE=none expect_exit 0 kernc info
+expect_match "$OUT" '^ +includes: none \(KERNC_CUDA_INCLUDE\)$'
+expect_match "$OUT" '^ +cuda include +none +\(KERNC_CUDA_INCLUDE\)$'
+none_tag=$(sed -n '/^nvrtc/,/^hiprtc/p' "$OUT" | sed -n 's/^ *cache tag: //p' | head -1)
+[[ -n $default_tag && -n $none_tag && $default_tag != "$none_tag" ]] ||
+  test_failed "the cache tag should change with the include directories: '$default_tag' vs '$none_tag'"
+KERNC_CUDA_INCLUDE=/nonexistent/kernc-include expect_exit 0 kernc info
+expect_match "$OUT" '^nvrtc +not available: KERNC_CUDA_INCLUDE: /nonexistent/kernc-include is not a directory'
+
+# ---------------------------------------------------------------------------------------------
 TEST "info --format json"
 expect_exit 0 kernc info --format json
 expect_json "$OUT" 'd["version"]' 0.1.0

@@ -55,7 +55,8 @@ TEST_CASE("nvrtc::load_compiler reports what it loaded") {
   CHECK(!identity.version.empty());
   CHECK(contains(identity.version, "."));
   CHECK(identity.targets == compiler.supported_targets());  // numeric order, as NVRTC reports them
-  CHECK(identity.reported() == identity.str() + " " + fmt::format("{}", fmt::join(identity.targets, " ")));
+  CHECK(identity.reported() == identity.str() + " " + fmt::format("{}", fmt::join(identity.targets, " ")) +
+                                   " headers " + identity.headers);
   CHECK(identity.tag().size() == 16);
   CHECK(identity.str() == "nvrtc " + identity.version);
   CHECK(kernc::backend_built(kernc::Backend::cuda));
@@ -257,10 +258,31 @@ TEST_CASE("nvrtc::Compiler::flags maps every option to one NVRTC flag") {
   options.debug = true;
   options.raw_flags = {"-maxrregcount=32"};
   auto flags = nvrtc().flags(options, Target::parse("compute_90a"));
-  const std::vector<std::string> expected = {"-arch=compute_90a", "-std=c++20", "-DA=1",   "-DB",
-                                             "-I/inc",            "--use_fast_math", "-lineinfo", "-G",
+  // The toolkit's include directories come after the program's own (test_toolkit_includes.cpp).
+  const std::vector<std::string> expected = {"-arch=compute_90a", "-std=c++20",
+                                             "-DA=1",             "-DB",
+                                             "-I/inc",            "-I/usr/local/cuda/include",
+                                             "-I/usr/local/cuda/include/cccl", "--use_fast_math",
+                                             "-lineinfo",         "-G",
                                              "-maxrregcount=32"};
   CHECK(flags == expected);
   CHECK(nvrtc().flags(kernc::CompileOptions{}, Target::parse("sm_80")) ==
-        std::vector<std::string>{"-arch=sm_80", "-std=c++17"});
+        std::vector<std::string>{"-arch=sm_80", "-std=c++17", "-I/usr/local/cuda/include",
+                                 "-I/usr/local/cuda/include/cccl"});
+}
+
+TEST_CASE("nvrtc: a name expression the module does not define is named in the error") {
+  Program program;
+  program.name = "templates.cu";
+  program.source = "template <class T> __global__ void scale(T* x, T a) { x[threadIdx.x] *= a; }\n";
+  program.name_expressions = {"scale<float>", "nosuch<int>"};
+  try {
+    (void)nvrtc().compile(program, Target::parse("sm_90"));
+    FAIL("compiled a module without nosuch");
+  } catch (const Error& error) {
+    CHECK(error.code() == ErrorCode::compile_failed);
+    REQUIRE(error.compile_failure() != nullptr);  // the log is kept
+    CHECK_MESSAGE(contains(error.what(), "name expression \"nosuch<int>\" is not defined by the module"), error.what());
+    CHECK_MESSAGE(!contains(error.what(), "scale<float>"), error.what());
+  }
 }

@@ -26,6 +26,9 @@ nlohmann::json compiler_json(Backend backend, const Config& config) {
             {"library", id.library_path},
             {"version", id.version},
             {"cache_tag", id.tag()},
+            {"include_dirs", id.include_dirs},
+            {"headers", id.headers},
+            {"include_source", id.include_source},
             {"supported_targets", compiler->supported_targets()}};
   } catch (const Error& error) {
     return {{"available", false}, {"problem", error.what()}};
@@ -69,6 +72,9 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"nvrtc_library", setting_json(config.nvrtc_library)},
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
+        {"rocm_home", setting_json(config.rocm_home)},
+        {"cuda_include", setting_json(config.cuda_include)},
+        {"rocm_include", setting_json(config.rocm_include)},
         {"cuda_driver_library", setting_json(config.cuda_driver_library)},
         {"hip_runtime_library", setting_json(config.hip_runtime_library)},
         {"runtime", setting_json(config.runtime)},
@@ -85,6 +91,9 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
       fmt::print("{:<8} {} ({})\n         cache tag: {}\n         targets: {}\n", name, c["version"].get<std::string>(),
                  c["library"].get<std::string>(), c["cache_tag"].get<std::string>(),
                  fmt::join(c["supported_targets"].get<std::vector<std::string>>(), " "));
+      const auto dirs = c["include_dirs"].get<std::vector<std::string>>();
+      fmt::print("         includes: {} ({})\n         headers: {}\n", dirs.empty() ? "none" : fmt::format("{}", fmt::join(dirs, " ")),
+                 c["include_source"].get<std::string>(), c["headers"].get<std::string>());
     } else {
       fmt::print("{:<8} not available: {}\n", name, c["problem"].get<std::string>());
     }
@@ -112,6 +121,9 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("nvrtc library", config.nvrtc_library.value, config.nvrtc_library.source);
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);
+  show("rocm home", config.rocm_home.value, config.rocm_home.source);
+  show("cuda include", config.cuda_include.value, config.cuda_include.source);
+  show("rocm include", config.rocm_include.value, config.rocm_include.source);
   show("cuda driver library", config.cuda_driver_library.value, config.cuda_driver_library.source);
   show("hip runtime library", config.hip_runtime_library.value, config.hip_runtime_library.source);
   show("runtime", config.runtime.value, config.runtime.source);
