@@ -56,7 +56,8 @@ class KERNC_API ElementwisePlan {
   const ResolvedTypes& resolved() const noexcept;
   /// The program variant: ElementwiseKernel::program(types(), layout()) is what runs.
   const Layout& layout() const noexcept;
-  /// The loop's shape (the broadcast of the non-raw inputs, or size=).
+  /// The loop's shape: the broadcast of the non-raw arrays passed (outputs included, as
+  /// in CuPy), or (size,).
   const std::vector<std::int64_t>& shape() const noexcept;
   /// Per output parameter: the description given, or the C-contiguous array of shape()
   /// and its resolved dtype that the launch allocates (`data` 0).

@@ -64,61 +64,58 @@ std::shared_ptr<detail::ElementwisePlanData> plan_shapes(const ElementwiseKernel
   plan->inputs = detail::describe(inputs);
   for (const auto& out : outputs_in) plan->outputs_given.push_back({true, out, out.dtype});
 
-  // The loop shape: broadcast of the non-raw input arrays; outputs must match it.
+  // The loop shape, as CuPy decides it (cupy/_core/_kernel.pyx, _broadcast): the broadcast
+  // of every non-raw array passed, inputs and outputs alike (so an output may be larger than
+  // the inputs, which broadcast up to it); or size=, allowed only when no non-raw array is
+  // passed. Each non-raw output must then have the loop shape exactly.
   std::vector<std::vector<std::int64_t>> shapes;
   std::vector<std::string_view> names;
-  bool any_raw = false;
   for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs[k].is_array()) continue;
-    if (sig.in[k].raw) {
-      any_raw = true;
-    } else {
-      shapes.push_back(inputs[k].array().shape);
-      names.push_back(sig.in[k].name);
-    }
+    if (!inputs[k].is_array() || sig.in[k].raw) continue;
+    shapes.push_back(inputs[k].array().shape);
+    names.push_back(sig.in[k].name);
   }
-  bool non_raw_output = false;
-  for (const auto& p : sig.out) non_raw_output = non_raw_output || !p.raw;
+  for (size_t k = 0; k < outputs_in.size(); ++k) {
+    if (sig.out[k].raw) continue;
+    shapes.push_back(outputs_in[k].shape);
+    names.push_back(sig.out[k].name);
+  }
   std::vector<std::int64_t>& shape = plan->shape;
   if (size_option) {
-    if (!shapes.empty() || non_raw_output) {
+    if (!shapes.empty()) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: size= is allowed only when every array parameter is raw (as in CuPy)", name));
+                  fmt::format("{}: size= cannot be used with non-raw array arguments ({} passed); as in CuPy, size= "
+                              "sets the loop only when every array passed is raw",
+                              name, fmt::join(names, ", ")));
     }
     if (*size_option < 0) throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is negative", name));
     shape = {*size_option};
   } else if (!shapes.empty()) {
     shape = dsl::broadcast_shape(shapes, names);
-  } else if (!outputs_in.empty()) {
-    for (size_t k = 0; k < sig.out.size(); ++k) {
-      if (!sig.out[k].raw) {
-        shape = outputs_in[k].shape;
-        break;
-      }
-    }
-    if (shape.empty() && !non_raw_output) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: the loop size cannot be decided: every array is raw; pass size=", name));
-    }
   } else {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: the loop size cannot be decided: no non-raw input array{}; pass the outputs{}", name,
-                            any_raw ? " (raw arrays do not set it)" : "", any_raw ? " or size=" : ""));
+                fmt::format("{}: the loop size cannot be decided: every array passed is raw (raw arrays do not set "
+                            "it); pass size= or a non-raw array",
+                            name));
   }
   for (size_t k = 0; k < outputs_in.size(); ++k) {
     if (!sig.out[k].raw && outputs_in[k].shape != shape) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: output {} has shape {} but the inputs broadcast to {} (outputs are not broadcast)", name,
-                              sig.out[k].name, outputs_in[k].shape, shape));
+                  fmt::format("{}: output {} has shape {} but the arguments broadcast to {} (an output is written "
+                              "whole: it cannot be broadcast)",
+                              name, sig.out[k].name, outputs_in[k].shape, shape));
     }
   }
-  // Outputs: the descriptions given, or the C-contiguous arrays the launch allocates.
+  // Outputs: the descriptions given, or the C-contiguous arrays the launch allocates, of
+  // the loop shape; raw ones too when size= decides it, as CuPy allocates them.
   for (size_t k = 0; k < sig.out.size(); ++k) {
     if (!outputs_in.empty()) {
       plan->outputs.push_back(outputs_in[k]);
-    } else if (sig.out[k].raw) {
+    } else if (sig.out[k].raw && !size_option) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: raw output {} cannot be allocated by kernc; pass the outputs", name, sig.out[k].name));
+                  fmt::format("{}: the size of raw output {} cannot be decided; pass the outputs, or size= (raw "
+                              "outputs are then allocated with shape (size,))",
+                              name, sig.out[k].name));
     } else {
       plan->outputs.push_back(ArrayRef::contiguous(std::uint64_t{0}, plan->resolved.outputs[k], shape));
     }

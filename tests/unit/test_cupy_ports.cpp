@@ -5,10 +5,13 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/plan.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
 
@@ -54,4 +57,63 @@ TEST_CASE("CuPy port: a multi-index of a floating-point type is refused by the c
     CHECK(error.code() == ErrorCode::compile_failed);
     CHECK_MESSAGE(contains(error.what(), "multi-index must be an array of an integer type"), error.what());
   }
+}
+
+namespace {
+
+kernc::ArrayRef described(kernc::DType dtype, std::vector<std::int64_t> shape) {
+  return kernc::ArrayRef::contiguous(std::uint64_t{0}, dtype, std::move(shape));
+}
+
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("CuPy port: size= with raw inputs allocates the outputs with shape (size,), raw outputs included") {
+  using kernc::DType;
+  kernc::PlanOptions sized;
+  sized.size = 10;
+  // cupy: ElementwiseKernel('raw T x', 'T y', 'y = x[_ind.size() - i - 1]')(x, size=10)
+  ElementwiseKernel reverse("raw T x", "T y", "y = x[_ind.size() - i - 1]", "cupy_port_reverse");
+  auto plan = reverse.plan({described(DType::float32, {10})}, {}, sized);
+  CHECK(plan.shape() == std::vector<std::int64_t>{10});
+  REQUIRE(plan.outputs().size() == 1);
+  CHECK(plan.outputs()[0].shape == std::vector<std::int64_t>{10});
+  CHECK(plan.outputs()[0].dtype == DType::float32);
+  CHECK(plan.allocates_outputs());
+  // cupy: ElementwiseKernel('raw T x', 'raw T y', 'y[i] = x[i] * 2')(x, size=5): y is (5,).
+  ElementwiseKernel twice("raw T x", "raw T y", "y[i] = x[i] * 2", "cupy_port_raw_out");
+  sized.size = 5;
+  auto raw_plan = twice.plan({described(DType::float64, {8})}, {}, sized);
+  REQUIRE(raw_plan.outputs().size() == 1);
+  CHECK(raw_plan.outputs()[0].shape == std::vector<std::int64_t>{5});
+  CHECK(raw_plan.outputs()[0].dtype == DType::float64);
+  // Without size=, every array raw: the loop size is undecided (CuPy: "Loop size is
+  // Undecided"); a loop set by a non-raw input still leaves a raw output's size undecided
+  // (CuPy: "Output array size is Undecided").
+  CHECK(contains(error_of([&] { twice.plan({described(DType::float64, {8})}, {}, {}); }),
+                 "the loop size cannot be decided: every array passed is raw"));
+  ElementwiseKernel scatter("T x", "raw T y", "y[i] = x", "cupy_port_raw_out_unsized");
+  CHECK(contains(error_of([&] { scatter.plan({described(DType::float64, {8})}, {}, {}); }),
+                 "the size of raw output y cannot be decided"));
+  // size= with a non-raw array passed is refused (CuPy: "Specified 'size' can be used only if
+  // all of the ndarray are 'raw'"), naming the arrays.
+  CHECK(contains(error_of([&] { reverse.plan({described(DType::float32, {10})}, {described(DType::float32, {10})}, sized); }),
+                 "size= cannot be used with non-raw array arguments (y passed)"));
+}
+
+TEST_CASE("CuPy port: a passed output takes part in broadcasting, so the inputs broadcast up to it") {
+  using kernc::DType;
+  // cupy: ElementwiseKernel('T x', 'T y', 'y = x * 2')(x_of_shape_3, y_of_shape_2x3)
+  ElementwiseKernel twice("T x", "T y", "y = x * 2", "cupy_port_broadcast_to_output");
+  auto plan = twice.plan({described(DType::float32, {3})}, {described(DType::float32, {2, 3})}, {});
+  CHECK(plan.shape() == std::vector<std::int64_t>{2, 3});
+  CHECK_FALSE(plan.allocates_outputs());
 }

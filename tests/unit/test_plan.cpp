@@ -89,12 +89,16 @@ TEST_CASE("an elementwise plan throws what the call throws, before any GPU is ne
   CHECK(mixed.find("invalid_argument") == 0);
   CHECK(error_of([&] { saxpy({2.0f, at(x, 0x10000), at(described(DType::float64, {4, 3}), 0x20000)}); }) == mixed);
 
+  // Passed outputs take part in the broadcast, as in CuPy: one that does not broadcast with
+  // the inputs is named; one the inputs broadcast past (smaller) is refused as not whole.
   CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {described(DType::float32, {3, 4})}); })
-            .find("output z has shape [3, 4] but the inputs broadcast to [4, 3]") != std::string::npos);
+            .find("shapes do not broadcast: x has shape [4, 3] and z has shape [3, 4]") != std::string::npos);
+  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {described(DType::float32, {3})}); })
+            .find("output z has shape [3] but the arguments broadcast to [4, 3]") != std::string::npos);
   PlanOptions sized;
   sized.size = 10;
-  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {}, sized); }).find("size= is allowed only when every array parameter is raw") !=
-        std::string::npos);
+  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {}, sized); })
+            .find("size= cannot be used with non-raw array arguments (x, y passed)") != std::string::npos);
   PlanOptions no_gpu;
   no_gpu.multiprocessors = 0;
   CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {}, no_gpu); }).find("multiprocessor count") != std::string::npos);
