@@ -25,7 +25,8 @@ struct KERNC_API CallOptions {
   StreamRef stream;
   /// The GPU the arrays live on.
   int device = 0;
-  /// ElementwiseKernel only: the loop size when every array parameter is raw (CuPy's size=).
+  /// ElementwiseKernel only: the loop size (CuPy's size=), allowed when no non-raw array is
+  /// passed; outputs kernc allocates then have shape (size,), raw ones included.
   std::optional<std::int64_t> size;
   /// Explicit placeholder bindings, for placeholders no array decides ("T" → float32).
   std::map<std::string, DType> bindings;
