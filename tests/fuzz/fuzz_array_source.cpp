@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernc/error.hpp"
+#include "run_display.hpp"
 #include "run_sources.hpp"
 
 namespace {
