@@ -1,6 +1,5 @@
 #include "cache/cache_key.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -56,29 +55,23 @@ std::string hash_include_tree(const std::string& directory) {
   if (!fs::is_directory(directory, error)) {
     throw Error(ErrorCode::invalid_argument, fmt::format("include directory {} does not exist", directory));
   }
-  std::vector<std::string> files;
-  std::uintmax_t total = 0;
-  for (auto it = fs::recursive_directory_iterator(directory, fs::directory_options::follow_directory_symlink, error);
-       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (!it->is_regular_file(error)) continue;
-    total += it->file_size(error);
-    if (total > kMaxIncludeTreeBytes) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("include directory {} holds more than {} MiB of files; kernc hashes every file "
-                              "under an include directory into the cache key (NVRTC cannot say which it read). "
-                              "Pass a narrower directory, or the headers themselves as CompileOptions::headers",
-                              directory, kMaxIncludeTreeBytes >> 20));
-    }
-    files.push_back(fs::relative(it->path(), directory, error).string());
-  }
+  const auto files = platform::list_tree(directory, error);
   if (error) {
     throw Error(ErrorCode::io, fmt::format("cannot list include directory {}: {}", directory, error.message()));
   }
-  std::sort(files.begin(), files.end());
+  std::uintmax_t total = 0;
+  for (const auto& file : files) total += file.second;
+  if (total > kMaxIncludeTreeBytes) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("include directory {} holds more than {} MiB of files; kernc hashes every file "
+                            "under an include directory into the cache key (NVRTC cannot say which it read). "
+                            "Pass a narrower directory, or the headers themselves as CompileOptions::headers",
+                            directory, kMaxIncludeTreeBytes >> 20));
+  }
   platform::Sha256 hash;
   for (const auto& file : files) {
-    std::string contents = platform::read_file(directory + "/" + file);
-    hash.update(fmt::format("file={}:{}:", file, contents.size()));
+    std::string contents = platform::read_file(directory + "/" + file.first);
+    hash.update(fmt::format("file={}:{}:", file.first, contents.size()));
     hash.update(contents);
   }
   std::string digest = hash.hex_digest();

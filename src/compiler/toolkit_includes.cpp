@@ -83,14 +83,8 @@ std::string include_dirs_identity(const std::vector<std::string>& dirs) {
   std::size_t files = 0;
   std::vector<std::string> versions;
   for (const auto& dir : dirs) {
-    std::vector<std::pair<std::string, std::uintmax_t>> entries;
-    std::error_code error;
-    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, error);
-         !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
-      if (!it->is_regular_file(error)) continue;
-      entries.emplace_back(fs::relative(it->path(), dir, error).string(), it->file_size(error));
-    }
-    std::sort(entries.begin(), entries.end());
+    std::error_code error;  // an unreadable part is left out of the listing, as it is of the search
+    const auto entries = platform::list_tree(dir, error);
     hash.update(fmt::format("dir {}\n", entries.size()));
     for (const auto& [name, size] : entries) hash.update(fmt::format("{} {}\n", name, size));
     files += entries.size();

@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include <fmt/format.h>
@@ -69,6 +71,20 @@ std::string unique_temp_path(const std::string& directory, std::string_view stem
   thread_local std::mt19937_64 random(std::random_device{}() ^
                                       std::chrono::steady_clock::now().time_since_epoch().count());
   return fmt::format("{}/.tmp.{}.{}.{}.{:x}", directory, stem, ::getpid(), counter++, random());
+}
+
+std::vector<std::pair<std::string, std::uintmax_t>> list_tree(const std::string& directory, std::error_code& error) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::uintmax_t>> files;
+  error.clear();
+  for (auto it = fs::recursive_directory_iterator(directory, fs::directory_options::follow_directory_symlink, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    std::error_code ignored;  // a file that vanished or cannot be stat'ed is left out
+    if (!it->is_regular_file(ignored)) continue;
+    files.emplace_back(fs::relative(it->path(), directory, ignored).string(), it->file_size(ignored));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 bool is_temp_name(std::string_view name) noexcept { return name.rfind(".tmp.", 0) == 0; }

@@ -1,9 +1,13 @@
 #pragma once
 // Small, dull file helpers: whole-file reads, atomic writes, directories.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
 
 namespace kernc::platform {
 
@@ -21,6 +25,12 @@ void write_file_atomic(const std::string& path, std::string_view bytes, unsigned
 
 /// Creates `path` and missing parents with `mode`; throws kernc::Error(io) on failure.
 void make_directories(const std::string& path, unsigned mode = 0700);
+
+/// Every regular file under `directory` (symlinked directories followed), as its path
+/// relative to `directory` and its size, sorted by path: a listing that is the same on
+/// every machine with the same files. On a listing error, `error` is set and what was
+/// listed so far is returned.
+std::vector<std::pair<std::string, std::uintmax_t>> list_tree(const std::string& directory, std::error_code& error);
 
 /// A unique name for a temporary file in `directory`, starting with ".tmp." so that
 /// listings and cleanup can recognise it.
