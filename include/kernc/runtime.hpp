@@ -98,14 +98,21 @@ class KERNC_API Event {
   void* handle_ = nullptr;
 };
 
-/// What the driver reports about a kernel function.
+/// What the driver reports about a kernel function (CuPy's RawKernel.attributes; the
+/// CuPy name of each is given). A value the backend does not report is -1.
 struct KERNC_API FunctionAttributes {
-  int registers = 0;
-  int static_shared_bytes = 0;
-  int max_dynamic_shared_bytes = 0;
-  int max_threads_per_block = 0;
-  int local_bytes = 0;
-  int const_bytes = 0;
+  int registers = 0;                 ///< num_regs, per thread
+  int static_shared_bytes = 0;       ///< shared_size_bytes: `__shared__` arrays, per block
+  int max_dynamic_shared_bytes = 0;  ///< max_dynamic_shared_size_bytes: settable
+  int max_threads_per_block = 0;     ///< max_threads_per_block this kernel can launch with
+  int local_bytes = 0;               ///< local_size_bytes, per thread
+  int const_bytes = 0;               ///< const_size_bytes: `__constant__` memory
+  int ptx_version = -1;              ///< ptx_version: the PTX ISA's major * 10 + minor
+  int binary_version = -1;           ///< binary_version: the cubin's architecture, major * 10 + minor (90)
+  int cache_mode_ca = -1;            ///< cache_mode_ca: 1 when compiled with -Xptxas=-dlcm=ca, else 0
+  /// preferred_shared_memory_carveout: settable; percent of the unified L1/shared
+  /// memory to give to shared memory, -1 for no preference (the default).
+  int preferred_shared_carveout = -1;
 };
 
 /// Grid, block, dynamic shared memory and stream of one launch.
@@ -114,6 +121,11 @@ struct KERNC_API LaunchConfig {
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
   StreamRef stream;
+  /// Launch through cuLaunchCooperativeKernel (CuPy's enable_cooperative_groups=True), so
+  /// that `cooperative_groups::this_grid().sync()` works: every block of the grid must be
+  /// resident at once, and a larger grid is a launch_config error naming the limit (see
+  /// Function::max_active_blocks_per_multiprocessor). Nothing changes in the compiled code.
+  bool cooperative = false;
 };
 
 /// A kernel function of a loaded module; cheap to copy. launch() is argument packing plus
@@ -130,11 +142,21 @@ class KERNC_API Function {
   /// answers CUDA_ERROR_INVALID_VALUE (there is no parameter-count query), which
   /// compute-sanitizer reports as an API error.
   std::vector<std::size_t> parameter_sizes(std::optional<std::size_t> count = std::nullopt) const;
-  /// Raises the dynamic shared-memory limit (needed above 48 KiB).
+  /// Raises the dynamic shared-memory limit (needed above 48 KiB). At most the device's
+  /// opt-in limit per block less this kernel's static shared memory: more is a
+  /// launch_config error naming both; a negative count is invalid_argument.
   void set_max_dynamic_shared_bytes(int bytes) const;
+  /// Sets the preferred share of the unified L1/shared memory given to shared memory, in
+  /// percent (0 to 100), or -1 for no preference; a hint the driver may round up to a
+  /// supported split. Another value is invalid_argument. No effect on AMD GPUs.
+  void set_preferred_shared_carveout(int percent) const;
+  /// How many blocks of `block_threads` threads with `dynamic_shared_bytes` each can be
+  /// resident on one multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+  /// Times Device::multiprocessors(), the largest grid a cooperative launch may have.
+  int max_active_blocks_per_multiprocessor(int block_threads, std::size_t dynamic_shared_bytes = 0) const;
   /// Launches with `args[k]` pointing at the k-th parameter's bytes. Checks the
   /// configuration first: an empty grid or block, too many threads, too much shared
-  /// memory are errors naming the limit.
+  /// memory, a cooperative grid larger than can be resident are errors naming the limit.
   void launch(const LaunchConfig& config, void** args) const;
 
  private:
@@ -180,6 +202,8 @@ class KERNC_API Device {
   int max_threads_per_block() const noexcept;
   int max_shared_bytes_per_block() const noexcept;       ///< without opt-in
   int max_shared_bytes_per_block_optin() const noexcept;
+  /// Whether the device can launch cooperative kernels (LaunchConfig::cooperative).
+  bool supports_cooperative_launch() const noexcept;
   /// The compile target of this device: "sm_90" (cubin), or the AMD ISA ("gfx90a:...").
   Target target() const;
 

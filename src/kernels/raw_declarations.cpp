@@ -104,6 +104,8 @@ std::optional<DType> scalar_type(const std::string& type) {
       {"uint64_t", DType::uint64},      {"size_t", DType::uint64},       {"float", DType::float32},
       {"double", DType::float64},       {"__half", DType::float16},      {"half", DType::float16},
       {"__nv_bfloat16", DType::bfloat16}, {"long int", DType::int64},    {"long long int", DType::int64},
+      // <cuComplex.h>'s types (float2 and double2): a scalar converts to them as to complex64/128.
+      {"cuFloatComplex", DType::complex64}, {"cuComplex", DType::complex64}, {"cuDoubleComplex", DType::complex128},
   };
   for (const auto& [name, dtype] : kTypes) {
     if (type == name) return dtype;

@@ -32,6 +32,8 @@
   X(cuFuncGetAttribute)        \
   X(cuFuncSetAttribute)        \
   X(cuLaunchKernel)            \
+  X(cuLaunchCooperativeKernel) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(cuMemAlloc)                \
   X(cuMemFree)                 \
   X(cuMemcpyHtoDAsync)         \

@@ -41,6 +41,7 @@
   X(hipModuleGetGlobal)        \
   X(hipFuncGetAttribute)       \
   X(hipModuleLaunchKernel)     \
+  X(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(hipPointerGetAttributes)
 
 namespace kernc::platform {

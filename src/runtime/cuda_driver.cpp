@@ -104,6 +104,8 @@ class CudaDriver final : public Driver {
     props_.max_block[0] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
     props_.max_block[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
     props_.max_block[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+    props_.cooperative_launch = attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+    if (!props_.cooperative_launch) props_.cooperative_launch_missing = "the driver says this GPU cannot launch cooperatively";
     checked(api_->cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     // Scratch memory (allocate_async) comes from the default pool, which by default hands
     // freed memory back to the system at every synchronisation, so each reduction would
@@ -274,6 +276,10 @@ class CudaDriver final : public Driver {
     a.max_threads_per_block = get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     a.local_bytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
     a.const_bytes = get(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+    a.ptx_version = get(CU_FUNC_ATTRIBUTE_PTX_VERSION);
+    a.binary_version = get(CU_FUNC_ATTRIBUTE_BINARY_VERSION);
+    a.cache_mode_ca = get(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA);
+    a.preferred_shared_carveout = get(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT);
     return a;
   }
 
@@ -281,6 +287,21 @@ class CudaDriver final : public Driver {
     checked(api_->cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           bytes),
           "cuFuncSetAttribute");
+  }
+
+  void set_preferred_shared_carveout(void* function, int percent) override {
+    checked(api_->cuFuncSetAttribute(static_cast<CUfunction>(function), CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                     percent),
+            "cuFuncSetAttribute", "setting the preferred shared-memory carveout");
+  }
+
+  int max_active_blocks_per_multiprocessor(void* function, int block_threads, std::size_t dynamic_shared) override {
+    make_current();
+    int blocks = 0;
+    checked(api_->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, static_cast<CUfunction>(function), block_threads,
+                                                              dynamic_shared),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return blocks;
   }
 
   int dynamic_shared_limit(void* function) noexcept override {
@@ -302,10 +323,24 @@ class CudaDriver final : public Driver {
 
   void launch(void* function, const LaunchConfig& c, void** args) override {
     make_current();
-    checked(api_->cuLaunchKernel(static_cast<CUfunction>(function), c.grid[0], c.grid[1], c.grid[2], c.block[0],
-                                      c.block[1], c.block[2], c.shared_bytes, static_cast<CUstream>(c.stream.handle), args,
-                                      nullptr),
-          "cuLaunchKernel");
+    auto f = static_cast<CUfunction>(function);
+    auto stream = static_cast<CUstream>(c.stream.handle);
+    if (!c.cooperative) {
+      checked(api_->cuLaunchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2], c.shared_bytes,
+                                   stream, args, nullptr),
+              "cuLaunchKernel");
+      return;
+    }
+    CUresult status = api_->cuLaunchCooperativeKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2],
+                                                      c.shared_bytes, stream, args);
+    if (status == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
+      // Function::launch checks the grid against the occupancy first; the driver may still
+      // refuse (another limit of its own, such as MPS), and says only this.
+      throw Error(ErrorCode::launch_config,
+                  fmt::format("cuLaunchCooperativeKernel refused a grid of {} x {} x {} blocks: {}", c.grid[0], c.grid[1],
+                              c.grid[2], describe(*api_, status)));
+    }
+    checked(status, "cuLaunchCooperativeKernel");
   }
 
  private:

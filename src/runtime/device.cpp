@@ -30,6 +30,20 @@ Registry& registry() {
 }
 }  // namespace
 
+std::shared_ptr<DeviceState> register_device(Backend backend, int ordinal, std::unique_ptr<Driver> driver) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto& slot = r.devices[{backend, ordinal}];
+  if (!slot.expired()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("GPU {} of {} is already open", ordinal, to_string(backend)));
+  }
+  auto state = std::make_shared<DeviceState>();
+  state->ordinal = ordinal;
+  state->driver = std::move(driver);
+  slot = state;
+  return state;
+}
+
 }  // namespace detail
 
 Device Device::get(int ordinal, const std::string& driver_library, Backend backend) {
@@ -71,6 +85,7 @@ int Device::max_shared_bytes_per_block() const noexcept { return state_->driver-
 int Device::max_shared_bytes_per_block_optin() const noexcept {
   return state_->driver->properties().max_shared_per_block_optin;
 }
+bool Device::supports_cooperative_launch() const noexcept { return state_->driver->properties().cooperative_launch; }
 Target Device::target() const { return Target::parse(state_->driver->properties().target); }
 
 DeviceBuffer Device::allocate(std::size_t bytes) const {
@@ -233,14 +248,79 @@ std::vector<std::size_t> Function::parameter_sizes(std::optional<std::size_t> co
 }
 
 void Function::set_max_dynamic_shared_bytes(int bytes) const {
+  if (bytes < 0) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: {} bytes of dynamic shared memory asked for: a size cannot be negative", name_, bytes));
+  }
+  // The driver's rule: dynamic plus static shared memory within the opt-in limit per block.
   const auto& p = device_->driver->properties();
-  if (bytes > p.max_shared_per_block_optin) {
+  const int static_bytes = device_->driver->attributes(handle_).static_shared_bytes;
+  const int allowed = p.max_shared_per_block_optin - static_bytes;
+  if (bytes > allowed) {
     throw Error(ErrorCode::launch_config,
-                fmt::format("{}: {} bytes of dynamic shared memory asked for; {} allows at most {} per block", name_,
-                            bytes, p.name, p.max_shared_per_block_optin));
+                fmt::format("{}: {} bytes of dynamic shared memory asked for; {} allows at most {} bytes of shared memory "
+                            "per block, and the kernel's static shared memory takes {}, so at most {} can be dynamic",
+                            name_, bytes, p.name, p.max_shared_per_block_optin, static_bytes, allowed));
   }
   device_->driver->set_max_dynamic_shared(handle_, bytes);
 }
+
+void Function::set_preferred_shared_carveout(int percent) const {
+  if (percent < -1 || percent > 100) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: a shared-memory carveout of {}: give a percentage from 0 (most L1 cache) to 100 (most "
+                            "shared memory), or -1 for no preference",
+                            name_, percent));
+  }
+  device_->driver->set_preferred_shared_carveout(handle_, percent);
+}
+
+int Function::max_active_blocks_per_multiprocessor(int block_threads, std::size_t dynamic_shared_bytes) const {
+  const auto& d = device_->driver->properties();
+  if (block_threads < 1 || block_threads > d.max_threads_per_block) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("{}: blocks of {} threads: {} allows 1 to {}", name_, block_threads,
+                                                         d.name, d.max_threads_per_block));
+  }
+  return device_->driver->max_active_blocks_per_multiprocessor(handle_, block_threads, dynamic_shared_bytes);
+}
+
+namespace {
+
+// NOTE [ cooperative launch ]
+// grid.sync() is a barrier across every block of the grid, so every block must be resident
+// at once: the driver refuses a cooperative grid larger than the occupancy calculator's
+// blocks per multiprocessor times the multiprocessors (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+// which names no number). kernc checks first and names both. CuPy instead shrinks a
+// too-large 1-D grid with a warning (cupy/cuda/function.pyx, _launch), which silently
+// changes gridDim for the kernel; kernc does not change a launch behind the caller's back.
+// The compiled code is the same as for an ordinary launch: since CUDA 11, grid.sync()
+// reads its workspace from the driver (cooperative_groups/details/driver_abi.h) and needs
+// neither relocatable device code nor cudadevrt, and CuPy dropped its -rdc flag for it
+// (commit 164e4d393, "cooperative groups do not need rdc (anymore)"). So a cooperative
+// launch adds nothing to a program's cache key (NOTE [ cache key ], src/cache/cache_key.hpp).
+void check_cooperative_grid(detail::Driver& driver, void* handle, const std::string& name, const LaunchConfig& c,
+                            unsigned long long threads) {
+  const auto& d = driver.properties();
+  if (!d.cooperative_launch) {
+    throw Error(ErrorCode::launch_config,
+                fmt::format("{}: a cooperative launch on {}: {}", name, d.name, d.cooperative_launch_missing));
+  }
+  const unsigned long long blocks = 1ull * c.grid[0] * c.grid[1] * c.grid[2];
+  const int per_multiprocessor =
+      driver.max_active_blocks_per_multiprocessor(handle, static_cast<int>(threads), c.shared_bytes);
+  const unsigned long long resident = 1ull * static_cast<unsigned>(per_multiprocessor) * static_cast<unsigned>(d.multiprocessors);
+  if (blocks > resident) {
+    throw Error(ErrorCode::launch_config,
+                fmt::format("{}: a cooperative launch of {} blocks (grid {} x {} x {}) exceeds the {} that can be resident "
+                            "at once on {}: {} per multiprocessor x {} multiprocessors, with {} threads and {} bytes of "
+                            "dynamic shared memory per block (grid.sync() needs every block resident; shrink the grid "
+                            "or the blocks)",
+                            name, blocks, c.grid[0], c.grid[1], c.grid[2], resident, d.name, per_multiprocessor,
+                            d.multiprocessors, threads, c.shared_bytes));
+  }
+}
+
+}  // namespace
 
 void Function::launch(const LaunchConfig& c, void** args) const {
   const auto& d = device_->driver->properties();
@@ -268,12 +348,15 @@ void Function::launch(const LaunchConfig& c, void** args) const {
   if (c.shared_bytes > static_cast<unsigned>(d.max_shared_per_block)) {
     int allowed = device_->driver->dynamic_shared_limit(handle_);
     if (c.shared_bytes > static_cast<unsigned>(allowed)) {
+      const int static_bytes = device_->driver->attributes(handle_).static_shared_bytes;
       throw Error(ErrorCode::launch_config,
                   fmt::format("{}: {} bytes of dynamic shared memory exceed the limit of {} (raise it up to {} with "
                               "set_max_dynamic_shared_bytes)",
-                              name_, c.shared_bytes, std::max(allowed, d.max_shared_per_block), d.max_shared_per_block_optin));
+                              name_, c.shared_bytes, std::max(allowed, d.max_shared_per_block),
+                              d.max_shared_per_block_optin - static_bytes));
     }
   }
+  if (c.cooperative) check_cooperative_grid(*device_->driver, handle_, name_, c, threads);
   try {
     device_->driver->launch(handle_, c, args);
   } catch (const Error& error) {

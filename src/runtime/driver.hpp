@@ -31,6 +31,10 @@ struct DeviceProperties {
   int max_grid[3] = {0, 0, 0};
   int max_block[3] = {0, 0, 0};
   std::uint64_t total_memory = 0;  ///< bytes of device memory; 0 when the backend does not say
+  /// Whether launch() can take LaunchConfig::cooperative on this device.
+  bool cooperative_launch = false;
+  /// Why not, when it cannot: the end of a sentence ("this GPU does not support it").
+  std::string cooperative_launch_missing;
 };
 
 class Driver {
@@ -71,10 +75,14 @@ class Driver {
 
   virtual FunctionAttributes attributes(void* function) = 0;
   virtual void set_max_dynamic_shared(void* function, int bytes) = 0;
+  /// `percent` is -1 or 0..100 (checked by the caller).
+  virtual void set_preferred_shared_carveout(void* function, int percent) = 0;
+  virtual int max_active_blocks_per_multiprocessor(void* function, int block_threads, std::size_t dynamic_shared) = 0;
   /// The function's own dynamic shared-memory limit (raised by set_max_dynamic_shared).
   virtual int dynamic_shared_limit(void* function) noexcept = 0;
   /// Empty when the backend cannot say.
   virtual std::vector<std::size_t> parameter_sizes(void* function, std::optional<std::size_t> count) = 0;
+  /// A cooperative config launches cooperatively (the caller checked the grid's size).
   virtual void launch(void* function, const LaunchConfig& config, void** args) = 0;
 };
 
@@ -82,5 +90,11 @@ class Driver {
 /// library cannot be loaded or initialised, or the ordinal does not exist.
 std::unique_ptr<Driver> open_cuda_driver(int ordinal, const std::string& library);
 std::unique_ptr<Driver> open_hip_driver(int ordinal, const std::string& library);
+
+/// Makes `driver` GPU `ordinal` of `backend` for Device::get while the returned state
+/// lives (nothing else holds it): the unit tests' way to check the Device layer's own
+/// checks against a fake driver, with no GPU. Throws invalid_argument when that GPU is
+/// already open.
+std::shared_ptr<DeviceState> register_device(Backend backend, int ordinal, std::unique_ptr<Driver> driver);
 
 }  // namespace kernc::detail

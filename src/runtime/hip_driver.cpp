@@ -60,6 +60,11 @@ class HipDriver final : public Driver {
       props_.max_grid[k] = prop.maxGridSize[k];
       props_.max_block[k] = prop.maxThreadsDim[k];
     }
+    // hipModuleLaunchCooperativeKernel is newer than the ROCm 5.2 headers this backend is
+    // built against (which have only the runtime API's hipLaunchCooperativeKernel, taking
+    // a host function, not a module's); CuPy refuses cooperative groups on ROCm too.
+    props_.cooperative_launch = false;
+    props_.cooperative_launch_missing = "kernc's HIP backend has no cooperative launch (as CuPy on ROCm)";
   }
 
   Backend backend() const noexcept override { return Backend::hip; }
@@ -189,7 +194,18 @@ class HipDriver final : public Driver {
     a.max_threads_per_block = get(HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     a.local_bytes = get(HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
     a.const_bytes = get(HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+    // ptx_version, binary_version, cache_mode_ca: NVIDIA notions, left at -1 (not reported);
+    // the carveout stays -1 (no preference): AMD GPUs have no L1/shared-memory split to set.
     return a;
+  }
+  void set_preferred_shared_carveout(void*, int) override {}  // a hint, with nothing to act on here
+  int max_active_blocks_per_multiprocessor(void* function, int block_threads, std::size_t dynamic_shared) override {
+    make_current();
+    int blocks = 0;
+    check(*api_, api_->hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, static_cast<hipFunction_t>(function),
+                                                                          block_threads, dynamic_shared),
+          "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
+    return blocks;
   }
   void set_max_dynamic_shared(void*, int bytes) override {
     // AMD GPUs have no opt-in above the per-block limit; within it nothing needs raising.
@@ -201,6 +217,7 @@ class HipDriver final : public Driver {
   int dynamic_shared_limit(void*) noexcept override { return props_.max_shared_per_block; }
   std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }  // HIP cannot say
   void launch(void* function, const LaunchConfig& c, void** args) override {
+    if (c.cooperative) throw Error(ErrorCode::launch_config, "a cooperative launch: " + props_.cooperative_launch_missing);
     make_current();
     check(*api_, api_->hipModuleLaunchKernel(static_cast<hipFunction_t>(function), c.grid[0], c.grid[1], c.grid[2],
                                              c.block[0], c.block[1], c.block[2], c.shared_bytes, stream_of(c.stream.handle),

@@ -1,0 +1,262 @@
+// The checks Function makes before it asks the driver (issue 13: CuPy's settable function
+// attributes and cooperative launch), without a GPU: a fake detail::Driver stands in for
+// libcuda (detail::register_device), so the errors and what reaches the driver can be
+// checked here. tests/gpu/test_gpu_raw_features.cpp checks the same on a real GPU.
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernc/error.hpp"
+#include "kernc/runtime.hpp"
+#include "runtime/driver.hpp"
+#include "temp_dir.hpp"
+
+using kernc::Device;
+using kernc::Error;
+using kernc::ErrorCode;
+using kernc::Function;
+using kernc::LaunchConfig;
+using kernc::test::contains;
+
+namespace {
+
+// A GPU that exists only in this file: 132 multiprocessors, 227 KiB of opt-in shared
+// memory, and an occupancy of 2048 threads per multiprocessor (at most 32 blocks).
+class FakeDriver final : public kernc::detail::Driver {
+ public:
+  FakeDriver() {
+    props_.name = "Fake GPU";
+    props_.target = "sm_90";
+    props_.compute_capability = 90;
+    props_.multiprocessors = 132;
+    props_.max_threads_per_block = 1024;
+    props_.max_shared_per_block = 48 * 1024;
+    props_.max_shared_per_block_optin = 232448;
+    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
+    props_.max_grid[0] = 2147483647;
+    props_.max_grid[1] = props_.max_grid[2] = 65535;
+    props_.total_memory = 1ull << 34;
+    props_.cooperative_launch = true;
+  }
+
+  kernc::detail::DeviceProperties& props() { return props_; }
+  int static_shared = 0;
+  std::optional<int> carveout;
+  std::optional<int> max_dynamic;
+  std::vector<LaunchConfig> launches;
+
+  kernc::Backend backend() const noexcept override { return kernc::Backend::cuda; }
+  const kernc::detail::DeviceProperties& properties() const noexcept override { return props_; }
+  void make_current() override {}
+  std::uint64_t allocate(std::size_t) override { return 0; }
+  std::uint64_t allocate_async(std::size_t, void*) override { return 0; }
+  void release_memory(std::uint64_t, bool, void*) noexcept override {}
+  void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override {}
+  void copy_to_host(void*, std::uint64_t, std::size_t, void*) override {}
+  void copy_device(std::uint64_t, std::uint64_t, std::size_t, void*) override {}
+  void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override {}
+  void synchronize() override {}
+  void synchronize_stream(void*) override {}
+  bool is_device_pointer(std::uint64_t) noexcept override { return false; }
+  void* create_stream() override { return nullptr; }
+  void release_stream(void*) noexcept override {}
+  void* create_event() override { return nullptr; }
+  void release_event(void*) noexcept override {}
+  void record_event(void*, void*) override {}
+  void synchronize_event(void*) override {}
+  float elapsed_ms(void*, void*) override { return 0; }
+  void* load_module(const std::string&) override { return &module_; }
+  void release_module(void*) noexcept override {}
+  void* find_function(void*, const std::string& name) override { return name == "k" ? &function_ : nullptr; }
+  bool find_global(void*, const std::string&, std::uint64_t*, std::size_t*) override { return false; }
+
+  kernc::FunctionAttributes attributes(void*) override {
+    kernc::FunctionAttributes a;
+    a.registers = 32;
+    a.static_shared_bytes = static_shared;
+    a.max_dynamic_shared_bytes = max_dynamic.value_or(48 * 1024 - static_shared);
+    a.max_threads_per_block = 1024;
+    a.ptx_version = 90;
+    a.binary_version = 90;
+    a.cache_mode_ca = 0;
+    a.preferred_shared_carveout = carveout.value_or(-1);
+    return a;
+  }
+  void set_max_dynamic_shared(void*, int bytes) override { max_dynamic = bytes; }
+  void set_preferred_shared_carveout(void*, int percent) override { carveout = percent; }
+  int max_active_blocks_per_multiprocessor(void*, int block_threads, std::size_t) override {
+    return std::min(32, 2048 / block_threads);
+  }
+  int dynamic_shared_limit(void*) noexcept override { return max_dynamic.value_or(48 * 1024 - static_shared); }
+  std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
+  void launch(void*, const LaunchConfig& config, void**) override { launches.push_back(config); }
+
+ private:
+  kernc::detail::DeviceProperties props_;
+  int module_ = 0;
+  int function_ = 0;
+};
+
+// The fake GPU, registered as CUDA GPU `kOrdinal` while this lives, and its kernel "k".
+struct FakeGpu {
+  static constexpr int kOrdinal = 4093;  // no real machine has this many
+  FakeDriver* driver = nullptr;
+  std::shared_ptr<kernc::detail::DeviceState> state;
+  Device device;
+  Function function;
+
+  FakeGpu() {
+    auto fake = std::make_unique<FakeDriver>();
+    driver = fake.get();
+    state = kernc::detail::register_device(kernc::Backend::cuda, kOrdinal, std::move(fake));
+    device = Device::get(kOrdinal);
+    function = device.load("not a real image").function("k");
+  }
+};
+
+std::optional<Error> error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error;
+  }
+  return std::nullopt;
+}
+
+LaunchConfig cooperative(unsigned gx, unsigned gy, unsigned gz, unsigned block) {
+  LaunchConfig config;
+  config.grid[0] = gx;
+  config.grid[1] = gy;
+  config.grid[2] = gz;
+  config.block[0] = block;
+  config.cooperative = true;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("runtime::Function::set_preferred_shared_carveout takes -1 or a percentage, and refuses other values") {
+  FakeGpu gpu;
+  for (int percent : {-1, 0, 37, 100}) {
+    CAPTURE(percent);
+    gpu.function.set_preferred_shared_carveout(percent);
+    CHECK(gpu.driver->carveout == percent);
+    CHECK(gpu.function.attributes().preferred_shared_carveout == percent);
+  }
+  for (int percent : {-2, 101, 1000}) {
+    CAPTURE(percent);
+    gpu.driver->carveout.reset();
+    auto error = error_of([&] { gpu.function.set_preferred_shared_carveout(percent); });
+    REQUIRE(error);
+    CHECK(error->code() == ErrorCode::invalid_argument);
+    CHECK_MESSAGE(contains(error->what(), "k: a shared-memory carveout of " + std::to_string(percent)), error->what());
+    CHECK_MESSAGE(contains(error->what(), "from 0 (most L1 cache) to 100 (most shared memory), or -1"), error->what());
+    CHECK_FALSE(gpu.driver->carveout);  // nothing reached the driver
+  }
+}
+
+TEST_CASE("runtime::Function::set_max_dynamic_shared_bytes allows the opt-in limit less static shared memory") {
+  FakeGpu gpu;
+  gpu.driver->static_shared = 16384;
+  const int allowed = 232448 - 16384;
+  gpu.function.set_max_dynamic_shared_bytes(allowed);
+  CHECK(gpu.driver->max_dynamic == allowed);
+  CHECK(gpu.function.attributes().max_dynamic_shared_bytes == allowed);
+
+  gpu.driver->max_dynamic.reset();
+  auto error = error_of([&] { gpu.function.set_max_dynamic_shared_bytes(allowed + 1); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::launch_config);
+  CHECK_MESSAGE(contains(error->what(), "k: 216065 bytes of dynamic shared memory asked for; Fake GPU allows at most "
+                                        "232448 bytes of shared memory per block, and the kernel's static shared "
+                                        "memory takes 16384, so at most 216064 can be dynamic"),
+                error->what());
+  CHECK_FALSE(gpu.driver->max_dynamic);
+
+  error = error_of([&] { gpu.function.set_max_dynamic_shared_bytes(-1); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::invalid_argument);
+  CHECK_MESSAGE(contains(error->what(), "cannot be negative"), error->what());
+
+  // A launch above the raised limit names what set_max_dynamic_shared_bytes may still allow.
+  LaunchConfig config;
+  config.shared_bytes = 100000;
+  error = error_of([&] { gpu.function.launch(config, nullptr); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::launch_config);
+  CHECK_MESSAGE(contains(error->what(), "raise it up to 216064 with set_max_dynamic_shared_bytes"), error->what());
+  CHECK(gpu.driver->launches.empty());
+}
+
+TEST_CASE("runtime::Function::launch launches a cooperative grid that fits, and names the limit of one that does not") {
+  FakeGpu gpu;
+  // 256 threads per block: 8 blocks per multiprocessor, 1056 on the GPU.
+  CHECK(gpu.function.max_active_blocks_per_multiprocessor(256) == 8);
+  CHECK(gpu.device.supports_cooperative_launch());
+  gpu.function.launch(cooperative(1056, 1, 1, 256), nullptr);
+  gpu.function.launch(cooperative(16, 6, 11, 256), nullptr);  // 1056 in three dimensions
+  REQUIRE(gpu.driver->launches.size() == 2);
+  CHECK(gpu.driver->launches[0].cooperative);
+  CHECK(gpu.driver->launches[1].cooperative);
+
+  for (const LaunchConfig& config : {cooperative(1057, 1, 1, 256), cooperative(16, 6, 12, 256)}) {
+    auto error = error_of([&] { gpu.function.launch(config, nullptr); });
+    REQUIRE(error);
+    CHECK(error->code() == ErrorCode::launch_config);
+    CHECK_MESSAGE(contains(error->what(), "k: a cooperative launch of "), error->what());
+    CHECK_MESSAGE(contains(error->what(), "exceeds the 1056 that can be resident at once on Fake GPU: 8 per "
+                                          "multiprocessor x 132 multiprocessors, with 256 threads and 0 bytes of "
+                                          "dynamic shared memory per block"),
+                  error->what());
+  }
+  auto error = error_of([&] { gpu.function.launch(cooperative(1057, 1, 1, 256), nullptr); });
+  REQUIRE(error);
+  CHECK_MESSAGE(contains(error->what(), "1057 blocks (grid 1057 x 1 x 1)"), error->what());
+  CHECK(gpu.driver->launches.size() == 2);  // neither reached the driver
+
+  // An ordinary launch is not limited by residency.
+  LaunchConfig plain = cooperative(100000, 1, 1, 256);
+  plain.cooperative = false;
+  gpu.function.launch(plain, nullptr);
+  REQUIRE(gpu.driver->launches.size() == 3);
+  CHECK_FALSE(gpu.driver->launches[2].cooperative);
+}
+
+TEST_CASE("runtime::Function::launch refuses a cooperative launch where the device cannot make one, saying why") {
+  FakeGpu gpu;
+  gpu.driver->props().cooperative_launch = false;
+  gpu.driver->props().cooperative_launch_missing = "the driver says this GPU cannot launch cooperatively";
+  CHECK_FALSE(gpu.device.supports_cooperative_launch());
+  auto error = error_of([&] { gpu.function.launch(cooperative(1, 1, 1, 32), nullptr); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::launch_config);
+  CHECK_MESSAGE(contains(error->what(), "k: a cooperative launch on Fake GPU: the driver says this GPU cannot launch "
+                                        "cooperatively"),
+                error->what());
+  CHECK(gpu.driver->launches.empty());
+}
+
+TEST_CASE("runtime::Function::max_active_blocks_per_multiprocessor checks the block size") {
+  FakeGpu gpu;
+  CHECK(gpu.function.max_active_blocks_per_multiprocessor(32) == 32);
+  CHECK(gpu.function.max_active_blocks_per_multiprocessor(1024, 4096) == 2);
+  for (int threads : {0, -5, 1025}) {
+    CAPTURE(threads);
+    auto error = error_of([&] { (void)gpu.function.max_active_blocks_per_multiprocessor(threads); });
+    REQUIRE(error);
+    CHECK(error->code() == ErrorCode::invalid_argument);
+    CHECK_MESSAGE(contains(error->what(), "Fake GPU allows 1 to 1024"), error->what());
+  }
+}
+
+TEST_CASE("runtime::register_device refuses a GPU that is already open") {
+  FakeGpu gpu;
+  auto error = error_of([&] { kernc::detail::register_device(kernc::Backend::cuda, FakeGpu::kOrdinal, nullptr); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::invalid_argument);
+}
