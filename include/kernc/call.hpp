@@ -30,6 +30,9 @@ struct KERNC_API CallOptions {
   std::optional<std::int64_t> size;
   /// Explicit placeholder bindings, for placeholders no array decides ("T" → float32).
   std::map<std::string, DType> bindings;
+  /// ElementwiseKernel only: threads per block (CuPy's block_size=), 1 to 1024; by
+  /// default kernc picks (256). A launch checks the device's own limit.
+  std::optional<unsigned> block_size;
   /// The engine to use; nullptr means Engine::global().
   Engine* engine = nullptr;
 };

@@ -22,12 +22,20 @@
 
 namespace kernc {
 
-/// An array read from a .npy file, its elements in C order whatever the file's order.
+/// The element order read_npy gives a Fortran-ordered file's data.
+enum class NpyOrder {
+  c,          ///< always C order (a Fortran file's elements are reordered)
+  as_stored,  ///< the file's own order (a Fortran file stays column-major: no copy)
+};
+
+/// An array read from a .npy file.
 struct KERNC_API NpyArray {
   DType dtype = DType::float64;
   std::vector<std::int64_t> shape;  ///< empty for a 0-d array (one element)
-  bool fortran_order = false;       ///< how the file stored it (data is C order regardless)
-  std::string data;                 ///< size() * itemsize(dtype) bytes, little-endian, C order
+  bool fortran_order = false;       ///< how the file stored it
+  /// size() * itemsize(dtype) bytes, little-endian; C order, or Fortran order when the
+  /// file is and NpyOrder::as_stored was asked for.
+  std::string data;
 
   /// The element count (1 for a 0-d array).
   std::int64_t size() const noexcept;
@@ -37,10 +45,10 @@ struct KERNC_API NpyArray {
 /// (invalid_argument) naming the file for anything that is not a .npy kernc can use: bad
 /// magic or version, a truncated or malformed header, an unknown, object, structured or
 /// bfloat16 ('V') dtype, data that is shorter or longer than the shape says.
-KERNC_API NpyArray read_npy(const std::string& path);
+KERNC_API NpyArray read_npy(const std::string& path, NpyOrder order = NpyOrder::c);
 
 /// Decodes the bytes of a .npy file; `name` is used in error messages (read_npy's rules).
-KERNC_API NpyArray decode_npy(std::string_view bytes, const std::string& name);
+KERNC_API NpyArray decode_npy(std::string_view bytes, const std::string& name, NpyOrder order = NpyOrder::c);
 
 /// Writes `data` (C order, shape's element count of `dtype`) as a .npy file, atomically.
 /// Throws kernc::Error(invalid_argument) for bfloat16 (see NOTE [ npy dtypes ]) or a

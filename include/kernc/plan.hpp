@@ -39,6 +39,9 @@ struct KERNC_API PlanOptions {
   std::optional<std::int64_t> size;
   /// Explicit placeholder bindings, for placeholders no array decides ("T" → float32).
   std::map<std::string, DType> bindings;
+  /// ElementwiseKernel only: threads per block (CuPy's block_size=), 1 to 1024; by
+  /// default kernc picks (256). A launch checks the device's own limit.
+  std::optional<unsigned> block_size;
   /// Multiprocessors of the GPU the plan is for (Device::multiprocessors()). The default
   /// is an H100 SXM's, for plans made without a GPU to check a call.
   int multiprocessors = 132;

@@ -20,7 +20,9 @@ namespace kernc {
 /// One kernel of a spec file, with the signatures it lists.
 struct KERNC_API SpecKernel {
   std::variant<ElementwiseKernel, ReductionKernel, RawKernel, RawModule> kernel;
-  std::vector<CallTypes> signatures;  ///< Elementwise and Reduction kernels only
+  /// Elementwise and Reduction kernels only; empty when the spec lists none (the kernel
+  /// can be run, but nothing is precompiled for it).
+  std::vector<CallTypes> signatures;
   const std::string& name() const;
   const char* kind() const;           ///< "elementwise", "reduction", "raw", "raw_module"
 };

@@ -123,14 +123,23 @@ std::shared_ptr<detail::ElementwisePlanData> plan_shapes(const ElementwiseKernel
   return plan;
 }
 
-// The loop plan and launch geometry for a GPU of `multiprocessors` multiprocessors.
-void plan_geometry(const detail::ElementwiseDefinition& def, detail::ElementwisePlanData& plan, int multiprocessors) {
+// The loop plan and launch geometry for a GPU of `multiprocessors` multiprocessors, with
+// `block_size` threads per block (CuPy's block_size=) or kBlock.
+void plan_geometry(const detail::ElementwiseDefinition& def, detail::ElementwisePlanData& plan, int multiprocessors,
+                   std::optional<unsigned> block_size) {
   const auto& sig = def.signature;
   if (multiprocessors <= 0) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: a plan needs the GPU's multiprocessor count (PlanOptions::multiprocessors), got {}",
                             def.name, multiprocessors));
   }
+  // Every NVIDIA GPU since Fermi and every AMD GPU allows 1024 threads per block; a launch
+  // still checks its device's own limit.
+  if (block_size && (*block_size == 0 || *block_size > 1024)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: block_size {} is outside 1..1024 (threads per block)", def.name, *block_size));
+  }
+  const std::int64_t block = block_size ? static_cast<std::int64_t>(*block_size) : kBlock;
   plan.multiprocessors = multiprocessors;
   std::vector<std::vector<std::int64_t>> strides;
   std::vector<std::size_t> item_sizes;
@@ -158,11 +167,11 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
   // The contiguous kernel's last index may run kUnroll grid strides past the end, which
   // 32-bit indexing must still hold.
   plan.loop = dsl::plan_loop(plan.shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                             max_blocks * kBlock * kUnroll, extra);
+                             max_blocks * block * kUnroll, extra);
   plan.rank = plan.loop.layout.view_rank();
   plan.launch = LaunchConfig{};
-  plan.launch.block[0] = kBlock;
-  const std::int64_t per_block = plan.rank == 0 ? kBlock * kUnroll : kBlock;
+  plan.launch.block[0] = static_cast<unsigned>(block);
+  const std::int64_t per_block = plan.rank == 0 ? block * kUnroll : block;
   plan.launch.grid[0] =
       static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((plan.loop.size + per_block - 1) / per_block, max_blocks)));
 }
@@ -212,7 +221,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
     if (!temporaries.empty()) {
       // The copies are laid out differently from the descriptions: plan again for them.
       auto replanned = plan_shapes(kernel, def, handles, copied, outputs_in, std::nullopt, plan.types.bindings);
-      plan_geometry(def, *replanned, plan.multiprocessors);
+      plan_geometry(def, *replanned, plan.multiprocessors, plan.launch.block[0]);
       return launch_planned(kernel, def, handles, *replanned, copied, outputs_in, options);
     }
   }
@@ -268,7 +277,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
 ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
                                         const PlanOptions& options) const {
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
-  plan_geometry(*definition_, *data, options.multiprocessors);
+  plan_geometry(*definition_, *data, options.multiprocessors, options.block_size);
   ElementwisePlan plan;
   plan.data_ = std::move(data);
   return plan;
@@ -292,7 +301,7 @@ std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& i
   check_counts(*definition_, inputs, outputs, false);
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
   Device device = detail::engine_of(options).device(options.device);
-  plan_geometry(*definition_, *data, device.multiprocessors());
+  plan_geometry(*definition_, *data, device.multiprocessors(), options.block_size);
   return launch_planned(*this, *definition_, *handles_, *data, inputs, outputs, options);
 }
 

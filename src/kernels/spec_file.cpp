@@ -105,8 +105,11 @@ std::string read_code(const json& kernel, const std::string& where, const std::s
   return platform::read_file(!path.empty() && path[0] != '/' ? base_dir + "/" + path : path);
 }
 
+// A kernel without "signatures" can be run (its argument types decide), but nothing is
+// precompiled for it; an empty list is refused as a likely mistake.
 std::vector<CallTypes> parse_signatures(const json& kernel, const std::string& where, size_t inputs, size_t outputs) {
   std::vector<CallTypes> signatures;
+  if (!kernel.contains("signatures")) return signatures;
   for (const auto& text : get_strings(kernel, "signatures", where)) {
     CallTypes types;
     try {
@@ -120,7 +123,9 @@ std::vector<CallTypes> parse_signatures(const json& kernel, const std::string& w
     }
     signatures.push_back(std::move(types));
   }
-  if (signatures.empty()) throw bad(where, "lists no \"signatures\" to prepare");
+  if (signatures.empty()) {
+    throw bad(where, "lists no \"signatures\" to prepare (leave the field out for a kernel that is only run)");
+  }
   return signatures;
 }
 
@@ -130,12 +135,15 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
   if (kernel.contains("name") && kernel["name"].is_string()) where = fmt::format("kernel {}", kernel["name"].get<std::string>());
   std::string kind = get_string(kernel, "kind", where, true);
   std::string name = get_string(kernel, "name", where, true);
-  auto wrap = [&where](auto&& make) {
+  // The library's own messages start with the kernel's name: "kernel k: ..." names it once.
+  auto wrap = [&where, &name](auto&& make) {
     try {
       return make();
     } catch (const Error& error) {
-      if (error.code() == ErrorCode::invalid_argument) throw bad(where, error.what());
-      throw;
+      if (error.code() != ErrorCode::invalid_argument) throw;
+      std::string message = error.what();
+      if (message.rfind(name + ": ", 0) == 0) message.erase(0, name.size() + 2);
+      throw bad(where, message);
     }
   };
   if (kind == "elementwise") {

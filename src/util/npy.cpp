@@ -298,7 +298,7 @@ std::string npy_descr(DType dtype) {
                           to_string(dtype)));
 }
 
-NpyArray decode_npy(std::string_view bytes, const std::string& name) {
+NpyArray decode_npy(std::string_view bytes, const std::string& name, NpyOrder order) {
   if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
     throw malformed(name, "it does not start with the magic \\x93NUMPY");
   }
@@ -337,11 +337,11 @@ NpyArray decode_npy(std::string_view bytes, const std::string& name) {
   }
   array.data.assign(bytes.substr(data_start));
   if (descr.big_endian) swap_bytes(array.data, descr.dtype);
-  if (header.fortran_order) array.data = fortran_to_c(array.data, array.shape, item);
+  if (header.fortran_order && order == NpyOrder::c) array.data = fortran_to_c(array.data, array.shape, item);
   return array;
 }
 
-NpyArray read_npy(const std::string& path) { return decode_npy(platform::read_file(path), path); }
+NpyArray read_npy(const std::string& path, NpyOrder order) { return decode_npy(platform::read_file(path), path, order); }
 
 std::string encode_npy(DType dtype, const std::vector<std::int64_t>& shape, const void* data) {
   const std::string descr = npy_descr(dtype);

@@ -9,6 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 SPEC="${SOURCE_DIR:-$(dirname "${BASH_SOURCE[0]}")/../..}/examples/kernels.json"
 SPEC=$(realpath -- "$SPEC")
+PORTS=$(realpath -- "$(dirname "$SPEC")/../tests/cli/data/cupy_ports.json")
 
 saxpy_args=(--kernel saxpy --in a=2.0 --in x=random:1000:float32 --in y=random:1000:float32)
 
@@ -87,6 +88,61 @@ expect_exit 2 kernc run "$SPEC" --kernel fill --in out=zeros:10:float32 --in val
 expect_contains "$ERR" '--block "0"'
 expect_exit 2 kernc run "$SPEC" --kernel scaling --arg 1
 expect_contains "$ERR" "name the function to launch with --function NAME (name expressions: axpby<float>"
+
+# ---------------------------------------------------------------------------------------------
+TEST "CuPy-style calls: positional --arg, views, --block, --global, no signatures; their errors exit 2 before the GPU"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+# Positional arguments: the inputs, or the inputs then every output (CuPy's rule).
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32
+expect_contains "$ERR" "kernel saxpy takes 3 argument(s) in order (its inputs), or 4 (inputs, then outputs); 2 given"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --in z=ones:5:float32
+expect_contains "$ERR" "either by name (--in NAME=SOURCE) or in order (--arg SOURCE), not both"
+# Errors the library's plan finds, without a GPU (exit 2, never 7).
+expect_exit 2 kernc run "$PORTS" --kernel max_no_identity --arg zeros:0:float32
+expect_contains "$ERR" "kernel max_no_identity: cannot reduce zero elements: the kernel has no identity"
+expect_exit 2 kernc run "$PORTS" --kernel max_no_identity --arg random:3x0:float32 --axis 1
+expect_contains "$ERR" "cannot reduce zero elements"
+expect_exit 2 kernc run "$PORTS" --kernel raw_copy --arg arange:5:float32
+expect_contains "$ERR" "kernel raw_copy: the loop size cannot be decided: every array passed is raw"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --size 5
+expect_contains "$ERR" "kernel saxpy: size= cannot be used with non-raw array arguments (x, y passed)"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float64
+expect_not_contains "$ERR" "saxpy: saxpy"
+expect_not_contains "$ERR" "kernel saxpy (T a, T x, T y -> T z) with scalar float64, float32, float64 -> _: saxpy:"
+# --block: elementwise (one extent, 1..1024) and raw kernels; not reductions.
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --block 2000
+expect_contains "$ERR" "kernel saxpy: block_size 2000 is outside 1..1024 (threads per block)"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --block 32,2
+expect_contains "$ERR" "an elementwise kernel's block is one extent"
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --arg ones:5:float32 --block 64
+expect_contains "$ERR" "--block is for elementwise and raw kernels; kernel sum_of_squares is reduction"
+# --global: raw modules only, NAME=SOURCE.
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --global a=1
+expect_contains "$ERR" "--global is for raw_module kernels; kernel saxpy is elementwise"
+expect_exit 2 kernc run "$PORTS" --kernel scaled --function scale_add --global scale --arg ones:4:float32 --arg 4
+expect_contains "$ERR" "--global \"scale\": expected NAME=SOURCE"
+expect_exit 2 kernc run "$PORTS" --kernel scaled --function scale_add --global scale=2.5x --arg ones:4:float32 --arg 4
+expect_contains "$ERR" "--global scale=2.5x: not a .npy file, a generator or a scalar literal"
+# Views: NumPy's basic indexing, checked on the host; the source is named once.
+expect_exit 2 kernc run "$PORTS" --kernel copy --arg 'arange:3x4:float32[3]'
+expect_contains "$ERR" "--arg arange:3x4:float32[3]: index 3 is out of bounds for axis 0 with size 3"
+expect_exit 2 kernc run "$PORTS" --kernel copy --arg 'arange:3x4:float32[0, 0, 0]'
+expect_contains "$ERR" "too many indices for array: array is 2-dimensional, but 3 were indexed"
+expect_exit 2 kernc run "$PORTS" --kernel copy --arg 'arange:3x4:float32[::0]'
+expect_contains "$ERR" "slice step cannot be zero"
+expect_exit 2 kernc run "$PORTS" --kernel copy --arg '2.5.T'
+expect_contains "$ERR" "2.5 is a scalar: a view (.T) needs an array"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg 'ones:4x5:float32.T' --arg 'ones:5:float32[None, :]'
+expect_contains "$ERR" "kernel saxpy: shapes do not broadcast: x has shape [5, 4] and y has shape [1, 5]"
+# A spec kernel without "signatures" runs (exit 7 here: it got past every check to the GPU)
+# and precompiling it says that nothing is prepared for it.
+expect_exit 7 kernc run "$PORTS" --kernel copy --arg 'random:6x8:float64[::2, ::-1].T'
+expect_exit 0 kernc precompile "$PORTS" --target sm_90 --quiet
+expect_contains "$ERR" 'kernel copy lists no "signatures": nothing is precompiled for it'
+expect_contains "$ERR" 'kernel max_no_identity lists no "signatures"'
+expect_not_contains "$ERR" "kernel scaled lists"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --cooperative
+expect_contains "$ERR" "--cooperative is for raw kernels; kernel saxpy is elementwise"
 
 # ---------------------------------------------------------------------------------------------
 TEST "an array larger than the host is a clear error before anything is allocated"
@@ -199,7 +255,8 @@ assert err <= 1e-6, f"max error {err}"'
 TEST "saxpy on a Fortran-order .npy matches NumPy"
 np_check 'np.save("x.npy", np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4) / 7))'
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=-3 --in x=x.npy --in y=ones:3x4:float64 --out z=z.npy
-expect_contains "$OUT" "(Fortran order, made C order)"
+expect_contains "$OUT" "(Fortran order, kept as a view)"
+expect_contains "$OUT" "float64 (3, 4) strides (8, 24) x.npy"
 np_check 'x, z = np.load("x.npy"), np.load("z.npy")
 assert z.shape == (3, 4) and np.allclose(z, -3 * x + 1, rtol=0, atol=1e-12), z'
 
@@ -223,5 +280,81 @@ np_check 'c, e = np.load("c.npy"), np.load("e.npy")
 assert e.shape == () and e.dtype == np.float32, (e.shape, e.dtype)
 ref = np.sum(np.abs(c.astype(np.complex128)) ** 2)
 assert abs(e - ref) <= 1e-4 * ref, (e, ref)'
+
+TEST "strided, reversed, transposed and broadcast views match NumPy's (saxpy, positional --arg)"
+np_check 'rng = np.random.default_rng(11)
+np.save("m.npy", rng.uniform(-1, 1, (64, 96)).astype(np.float32))
+np.save("row.npy", rng.uniform(-1, 1, 96).astype(np.float32))
+np.save("f.npy", np.asfortranarray(rng.uniform(-1, 1, (96, 64)).astype(np.float32)))'
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg 'm.npy[::-1, ::2]' --arg 'row.npy[None, ::2]' --out z=z.npy
+expect_match "$OUT" '^input +x = float32 \(64, 48\) strides \(-384, 8\) m\.npy\[::-1, ::2\]$'
+expect_match "$OUT" '^input +y = float32 \(1, 48\) strides \(0, 8\) row\.npy\[None, ::2\]$'
+np_check 'm, row, z = np.load("m.npy"), np.load("row.npy"), np.load("z.npy")
+ref = 2.0 * m[::-1, ::2].astype(np.float64) + row[None, ::2]
+assert z.shape == ref.shape, (z.shape, ref.shape)
+assert np.max(np.abs(z - ref)) <= 1e-6, np.max(np.abs(z - ref))'
+# A transposed C-order array plus a Fortran-ordered file: both column-major, as in NumPy.
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --arg=-0.5 --arg 'm.npy.T' --arg f.npy --out z=z.npy --block 96
+np_check 'm, f, z = np.load("m.npy"), np.load("f.npy"), np.load("z.npy")
+ref = -0.5 * m.T.astype(np.float64) + f
+assert z.shape == (96, 64) and np.max(np.abs(z - ref)) <= 1e-6, np.max(np.abs(z - ref))'
+# A given output may be a view too: z written through a transposed, strided view.
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --arg 1.0 --arg 'm.npy[:, 1::2]' --arg 'row.npy[1::2]' \
+  --arg 'zeros:48x64:float32.T' --out z=z.npy
+np_check 'm, row, z = np.load("m.npy"), np.load("row.npy"), np.load("z.npy")
+ref = m[:, 1::2].astype(np.float64) + row[1::2]
+assert z.shape == (64, 48) and np.max(np.abs(z - ref)) <= 1e-6, np.max(np.abs(z - ref))'
+
+TEST "a reduction over a strided, transposed view matches NumPy"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg 'm.npy[:, 1::3].T' --axis 1 --out y=y.npy
+np_check 'm, y = np.load("m.npy"), np.load("y.npy")
+ref = (m[:, 1::3].T.astype(np.float64) ** 2).sum(axis=1)
+assert y.shape == (32,) and np.allclose(y, ref, rtol=1e-5, atol=0), np.max(np.abs(y - ref))'
+expect_exit 0 kernc run "$PORTS" --kernel max_no_identity --arg 'm.npy[::-2, 3:90]' --axis 0 --out y=y.npy
+np_check 'm, y = np.load("m.npy"), np.load("y.npy")
+assert np.array_equal(y, m[::-2, 3:90].max(axis=0)), "max over axis 0"'
+
+TEST "every dtype through a strided, transposed view: copy (a kernel without signatures) equals NumPy's view"
+for dtype in bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128; do
+  np_check 'dtype = np.dtype(sys.argv[1])
+rng = np.random.default_rng(5)
+a = rng.uniform(-100, 100, (7, 9)) + (1j * rng.uniform(-100, 100, (7, 9)) if dtype.kind == "c" else 0)
+np.save("a.npy", (a > 0 if dtype.kind == "b" else a).astype(dtype))' "$dtype"
+  expect_exit 0 kernc run "$PORTS" --kernel copy --arg 'a.npy[::-2, 1:].T' --out y=y.npy
+  np_check 'a, y = np.load("a.npy"), np.load("y.npy")
+ref = a[::-2, 1:].T
+assert y.dtype == a.dtype and y.shape == ref.shape, (y.dtype, y.shape)
+assert np.array_equal(y, ref), (sys.argv[1], y, ref)' "$dtype"
+done
+
+TEST "--block sets an elementwise kernel's threads per block; the result is the same"
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=3.0 --in x=m.npy --in 'y=row.npy[None, :]' --block 1000 \
+  --out z=z.npy
+np_check 'm, row, z = np.load("m.npy"), np.load("row.npy"), np.load("z.npy")
+assert np.max(np.abs(z - (3.0 * m.astype(np.float64) + row))) <= 1e-6'
+
+TEST "--global sets a raw module's __constant__ and __device__ globals before the launch"
+expect_exit 0 kernc run "$PORTS" --kernel scaled --function scale_add --global scale=2.5:float32 \
+  --global 'offset=arange:3:int32' --arg f.npy.T --arg 6144 --out 0=s.npy
+expect_match "$OUT" '^global +scale = 2\.5 \(float32 scalar\) \(4 byte\(s\) at 0x[0-9a-f]+\)$'
+np_check 'f, s = np.load("f.npy"), np.load("s.npy")
+# f.T is C-contiguous (the file is Fortran-ordered): the kernel sees its elements in order.
+flat = f.T.ravel()
+ref = (flat * np.float32(2.5) + np.arange(flat.size) % 3).reshape(f.T.shape)
+assert np.max(np.abs(s - ref)) <= 1e-5, np.max(np.abs(s - ref))'
+expect_exit 2 kernc run "$PORTS" --kernel scaled --function scale_add --global scale=2.5 --arg ones:4:float32 --arg 4
+expect_contains "$ERR" "--global scale: the global has 4 byte(s) but 2.5 (float64 scalar) has 8 (give a typed scalar"
+expect_exit 6 kernc run "$PORTS" --kernel scaled --function scale_add --global nothing=1:int32 --arg ones:4:float32 --arg 4
+expect_contains "$ERR" "nothing"
+
+TEST "--cooperative launches through cuLaunchCooperativeKernel: grid.sync() orders the whole grid"
+np_check 'np.save("r.npy", np.random.default_rng(9).uniform(-1, 1, 100000).astype(np.float32))'
+expect_exit 0 kernc run "$PORTS" --kernel rotate --cooperative --grid 64 --arg r.npy --arg zeros:100000:float32 \
+  --arg 100000 --out 0=rotated.npy
+np_check 'r, out = np.load("r.npy"), np.load("rotated.npy")
+assert np.array_equal(out, np.roll(r, -1)), "not numpy.roll(x, -1)"'
+expect_exit 3 kernc run "$PORTS" --kernel rotate --cooperative --grid 10000000 --arg r.npy --arg zeros:100000:float32 \
+  --arg 100000
+expect_contains "$ERR" "cooperative"
 
 finish

@@ -174,6 +174,21 @@ TEST_CASE("npy::read_npy reads files written by NumPy") {
       for (int j = 0; j < 4; ++j) CHECK(v[i * 4 + j] == (4 * i + j) * 7 - 40);
     }
   }
+  SUBCASE("int16 in Fortran order kept as stored (NpyOrder::as_stored): column-major elements") {
+    NpyArray a = kernc::read_npy(golden_path("int16_fortran_3x4.npy"), kernc::NpyOrder::as_stored);
+    CHECK(a.shape == std::vector<std::int64_t>{3, 4});
+    CHECK(a.fortran_order);
+    auto v = elements<std::int16_t>(a);
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 4; ++j) CHECK(v[j * 3 + i] == (4 * i + j) * 7 - 40);
+    }
+  }
+  SUBCASE("float32 in C order is the same with NpyOrder::as_stored") {
+    NpyArray a = kernc::read_npy(golden_path("float32_c_3x4.npy"), kernc::NpyOrder::as_stored);
+    CHECK_FALSE(a.fortran_order);
+    auto v = elements<float>(a);
+    for (int k = 0; k < 12; ++k) CHECK(v[k] == k * 0.5f - 1);
+  }
   SUBCASE("int32 2x3x4 in Fortran order comes back in C order") {
     NpyArray a = kernc::read_npy(golden_path("int32_fortran_2x3x4.npy"));
     CHECK(a.shape == std::vector<std::int64_t>{2, 3, 4});

@@ -191,7 +191,6 @@ TEST_CASE("spec::parse_spec rejects what it does not understand, naming the kern
       {"no operation",
        one_kernel(R"("kind": "elementwise", "name": "k", "in_params": "T x", "out_params": "T y")" + sig),
        {"kernel k: missing field \"operation\""}},
-      {"no signatures", one_kernel(kElementwise), {"kernel ew: lists no \"signatures\" to prepare"}},
       {"an empty signature list",
        one_kernel(kReduction + R"(, "signatures": [])"),
        {"kernel red: lists no \"signatures\" to prepare"}},
@@ -206,15 +205,15 @@ TEST_CASE("spec::parse_spec rejects what it does not understand, naming the kern
        {"kernel ew: signature \"float33 -> float32\": \"float33\" is not a dtype"}},
       {"a signature whose placeholder cannot be decided",
        one_kernel(kElementwise + R"(, "signatures": ["scalar float32 -> _"])"),
-       {"kernel ew: ew: the type placeholder T cannot be decided"}},
+       {"kernel ew: the type placeholder T cannot be decided"}},
       {"a signature whose types disagree",
        one_kernel(kElementwise + R"(, "signatures": ["float32 -> float64"])"),
-       {"kernel ew: ew: type placeholder T is float64 (from y) but x is an array of float32"}},
+       {"kernel ew: type placeholder T is float64 (from y) but x is an array of float32"}},
       {"a reduction signature of the wrong dtype",
        one_kernel(
            R"("kind": "reduction", "name": "r", "in_params": "float32 x", "out_params": "float32 y", "map_expr": "x", )"
            R"("reduce_expr": "a + b", "post_map_expr": "y = a", "signatures": ["float64 -> float32"])"),
-       {"kernel r: r: input x is float32 but an array of float64 was passed"}},
+       {"kernel r: input x is float32 but an array of float64 was passed"}},
       {"a bad parameter list",
        one_kernel(
            R"("kind": "elementwise", "name": "k", "in_params": "float32 x float32 y", "out_params": "T z", "operation": "z = x")" +
@@ -251,6 +250,19 @@ TEST_CASE("spec::parse_spec rejects what it does not understand, naming the kern
       CHECK(contains(message, part));
     }
   }
+}
+
+TEST_CASE("spec::parse_spec: a kernel without \"signatures\" is read (it can be run) and adds no variant") {
+  Spec spec = kernc::parse_spec(R"({"kernels": [{)" + kElementwise + R"(}, {)" + kReduction +
+                                R"(, "signatures": ["float32 -> float32"]}]})",
+                                ".");
+  CHECK(spec.find("ew").signatures.empty());
+  CHECK(spec.find("red").signatures.size() == 1);
+  for (const auto& variant : spec.variants()) CHECK(variant.kernel == "red");
+  CHECK(spec.variants().size() == 4);  // one reduction signature x its 4 layout classes
+  // The library's message names the kernel once, after the spec's "kernel NAME:".
+  const std::string message = spec_error(one_kernel(kElementwise + R"(, "signatures": ["scalar float32 -> _"])"));
+  CHECK(message.find("ew: ew:") == std::string::npos);
 }
 
 TEST_CASE("spec::parse_spec reads code_file relative to the base directory, or absolute") {

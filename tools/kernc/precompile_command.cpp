@@ -88,6 +88,14 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
     }
     return kExitOk;
   }
+  for (const auto& entry : spec.kernels) {
+    const bool typed = std::holds_alternative<ElementwiseKernel>(entry.kernel) ||
+                       std::holds_alternative<ReductionKernel>(entry.kernel);
+    if (typed && entry.signatures.empty()) {
+      fmt::print(stderr, "kernc: note: kernel {} lists no \"signatures\": nothing is precompiled for it (a call "
+                 "compiles it on first use)\n", entry.name());
+    }
+  }
   const unsigned jobs = request.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : request.jobs;
   // Progress goes to stderr: one line rewritten in place on a terminal, plain lines in a
   // CI log, none with --quiet.

@@ -28,11 +28,13 @@ struct RunCommandOptions {
   std::vector<std::string> args;      // SOURCE, in parameter order (raw kernels)
   std::vector<std::string> outputs;   // NAME=FILE.npy
   std::vector<std::string> bindings;  // T=DTYPE
+  std::vector<std::string> globals;   // NAME=SOURCE (raw modules' __device__/__constant__ globals)
   std::string axis;
   bool keepdims = false;
   std::string grid;
   std::string block;
   unsigned shared = 0;
+  bool cooperative = false;
   std::int64_t size = -1;
   unsigned repeat = 0;
   int device = 0;
@@ -67,9 +69,11 @@ struct RunPlan {
   // Elementwise / reduction.
   std::map<std::string, DType> bindings;
   std::optional<std::vector<int>> axes;
+  std::optional<unsigned> block_size;  // elementwise --block
   // Raw.
   std::string function;
   LaunchConfig launch;
+  std::vector<Argument> globals;  // raw_module: written to the module's globals before the launch
 };
 
 /// A usage error: exit 2.

@@ -14,6 +14,7 @@
 #include "cli_context.hpp"
 #include "run_call.hpp"
 #include "run_display.hpp"
+#include "run_views.hpp"
 
 namespace kernc::cli {
 
@@ -69,46 +70,56 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
   auto* sub = app.add_subcommand(
       "run", "Compile (through the cache), launch and time one kernel of a spec file on generated or .npy data");
   sub->footer(fmt::format(
-      "{}\n\n"
-      "Elementwise and reduction kernels take every in_param by name (--in x=..., scalars too);\n"
-      "outputs are allocated unless all of them are given with --in. Raw kernels take their\n"
-      "arguments by the names their source declares (--in n=1000), or in order (--arg SOURCE,\n"
-      "repeated; write --arg=-2 for a negative number); a scalar is converted to the declared\n"
-      "type, except for template parameters of a raw_module function, which need a typed\n"
-      "scalar (2.0:float32). A raw kernel's writable (non-const pointer) arguments are shown\n"
-      "after the launch; --out takes a parameter name or a 0-based position. --block defaults\n"
-      "to 256, --grid to enough blocks for --size N elements or the largest array.\n"
+      "{}\n{}\n\n"
+      "Elementwise and reduction kernels take every in_param by name (--in x=..., scalars too), or\n"
+      "in order (--arg SOURCE, repeated: the inputs, then optionally every output, as a CuPy call);\n"
+      "outputs are allocated unless all of them are given. Raw kernels take their arguments by the\n"
+      "names their source declares (--in n=1000), or in order (--arg SOURCE; write --arg=-2 for a\n"
+      "negative number); a scalar is converted to the declared type, except for template\n"
+      "parameters of a raw_module function, which need a typed scalar (2.0:float32). A raw\n"
+      "kernel's writable (non-const pointer) arguments are shown after the launch; --out takes a\n"
+      "parameter name or a 0-based position. --global NAME=SOURCE writes a raw_module's\n"
+      "__device__ or __constant__ global before the launch (its byte size must match: 2.5:float32\n"
+      "for a float). --block defaults to 256 (elementwise: kernc's choice; CuPy's block_size=),\n"
+      "--grid to enough blocks for --size N elements or the largest array.\n"
       "--out may also name an array input, to keep generated data (e.g. --out x=x.npy).\n\n"
       "Without --out an output is summarised (dtype, shape, min/max/mean of the finite values,\n"
       "the first elements); --print shows every element (at most {}). --repeat N times N more\n"
       "launches with CUDA events after the first and prints the median and minimum kernel time\n"
-      "and the effective bandwidth (bytes of the array inputs and outputs / median time).\n\n"
+      "and the effective bandwidth (bytes of the array inputs' and outputs' elements / median time).\n\n"
       "Exit codes: 0 ok, 1 the kernel did not compile, 2 bad command line (checked before the GPU\n"
       "is used), 3 no compiler, 4 a file could not be read or written, 7 no usable NVIDIA GPU.\n\n"
       "Examples:\n"
       "  kernc run examples/kernels.json --kernel saxpy --in a=2.0 --in x=random:1000000:float32 \\\n"
       "      --in y=random:1000000:float32 --repeat 20\n"
+      "  kernc run examples/kernels.json --kernel saxpy --arg 2.0 --arg 'random:4096x4096:float32.T' \\\n"
+      "      --arg 'random:4096:float32[None, :]' --repeat 20\n"
       "  kernc run examples/kernels.json --kernel sum_of_squares --in x=x.npy --axis 1 --out y=y.npy\n"
       "  kernc run examples/kernels.json --kernel fill --in out=zeros:1000:float32 --in value=2.5 \\\n"
       "      --in n=1000 --print\n"
       "  kernc run examples/kernels.json --kernel scaling --function 'axpby<float>' --arg 2:float32 \\\n"
       "      --arg random:4096:float32 --arg 0.5:float32 --arg ones:4096:float32 --arg 4096",
-      kSourceSyntax, kPrintLimit));
+      kSourceSyntax, kViewSyntax, kPrintLimit));
   sub->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
   sub->add_option("-k,--kernel", options->kernel, "The kernel to run, by its name in the spec")->required();
   sub->add_option("--function", options->function, "raw_module kernels: the function or name expression to launch");
   sub->add_option("--in", options->inputs, "NAME=SOURCE: the value of parameter NAME (see SOURCE below)")
       ->allow_extra_args(false);
-  sub->add_option("--arg", options->args, "SOURCE: the next argument of a raw kernel, in parameter order")
-      ->allow_extra_args(false);
+  sub->add_option("--arg", options->args, "SOURCE: the next argument, in parameter order")->allow_extra_args(false);
   sub->add_option("--out", options->outputs, "NAME=FILE.npy: write output NAME to a .npy file")->allow_extra_args(false);
   sub->add_option("--bind", options->bindings, "LETTER=DTYPE: bind a type placeholder no argument decides (T=float32)")
       ->allow_extra_args(false);
   sub->add_option("--axis", options->axis, "Reductions: the axes to reduce, e.g. 1 or 0,-1 (default: all)");
   sub->add_flag("--keepdims", options->keepdims, "Reductions: keep reduced axes with extent 1");
   sub->add_option("--grid", options->grid, "Raw kernels: grid size X[,Y[,Z]]");
-  sub->add_option("--block", options->block, "Raw kernels: block size X[,Y[,Z]] (default 256)");
+  sub->add_option("--block", options->block,
+                  "Raw kernels: block size X[,Y[,Z]] (default 256); elementwise: threads per block");
+  sub->add_option("--global", options->globals, "NAME=SOURCE: raw_module kernels: set a __device__/__constant__ global")
+      ->allow_extra_args(false);
   sub->add_option("--shared", options->shared, "Raw kernels: dynamic shared memory in bytes");
+  sub->add_flag("--cooperative", options->cooperative,
+                "Raw kernels: a cooperative launch (cuLaunchCooperativeKernel; CuPy's enable_cooperative_groups), so "
+                "that grid.sync() works; the grid must fit on the GPU at once");
   sub->add_option("--size", options->size,
                   "Elementwise: the loop size when every array is raw; raw kernels: the element count the default "
                   "grid covers")

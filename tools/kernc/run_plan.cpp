@@ -20,9 +20,13 @@ constexpr unsigned kDefaultBlock = 256;     // raw kernels without --block
 
 
 // The same error with `context` in front of its message (compile failures keep their log).
-Error with_context(const Error& error, const std::string& context) {
+// A message that starts with `repeated` ("saxpy: ", "source \"x.npy\": ") loses that
+// start, which the context already says: a message names its kernel or source once.
+Error with_context(const Error& error, const std::string& context, const std::string& repeated = "") {
   if (error.compile_failure()) return error;
-  return Error(error.code(), fmt::format("{}: {}", context, error.what()));
+  std::string message = error.what();
+  if (!repeated.empty() && message.rfind(repeated, 0) == 0) message.erase(0, repeated.size());
+  return Error(error.code(), fmt::format("{}: {}", context, message));
 }
 
 // Splits NAME=VALUE; `example` shows the expected form in the error.
@@ -49,6 +53,16 @@ std::vector<unsigned> parse_dims(const std::string& text, const char* option) {
     throw usage(fmt::format("{} \"{}\": expected 1 to 3 positive integers joined by commas", option, text));
   }
   return dims;
+}
+
+// --block of an elementwise kernel: one extent (CuPy's block_size=).
+unsigned parse_block_size(const std::string& text) {
+  auto dims = parse_dims(text, "--block");
+  if (dims.size() != 1) {
+    throw usage(fmt::format("--block \"{}\": an elementwise kernel's block is one extent (threads per block), e.g. 128",
+                            text));
+  }
+  return dims[0];
 }
 
 std::vector<int> parse_axes(const std::string& text) {
@@ -90,7 +104,8 @@ SourceValue load_argument(const std::string& name, const std::string& text, cons
   try {
     return load_source(text);
   } catch (const Error& error) {
-    throw with_context(error, fmt::format("{} {}", option, name.empty() ? text : name + "=" + text));
+    throw with_context(error, fmt::format("{} {}", option, name.empty() ? text : name + "=" + text),
+                       fmt::format("source \"{}\": ", text));
   }
 }
 
@@ -101,10 +116,11 @@ void check_options_for(const RunCommandOptions& options, const SpecKernel& entry
     if (given) throw usage(fmt::format("{} is for {}; kernel {} is {}", option, which, entry.name(), kind));
   };
   refuse(!raw && !options.grid.empty(), "--grid", "raw kernels");
-  refuse(!raw && !options.block.empty(), "--block", "raw kernels");
+  refuse(kind == "reduction" && !options.block.empty(), "--block", "elementwise and raw kernels");
   refuse(!raw && options.shared != 0, "--shared", "raw kernels");
-  refuse(!raw && !options.args.empty(), "--arg", "raw kernels (name the parameters with --in NAME=SOURCE)");
+  refuse(!raw && options.cooperative, "--cooperative", "raw kernels");
   refuse(kind != "raw_module" && !options.function.empty(), "--function", "raw_module kernels");
+  refuse(kind != "raw_module" && !options.globals.empty(), "--global", "raw_module kernels");
   refuse(kind != "reduction" && !options.axis.empty(), "--axis", "reduction kernels");
   refuse(kind != "reduction" && options.keepdims, "--keepdims", "reduction kernels");
   refuse(raw && !options.bindings.empty(), "--bind", "elementwise and reduction kernels");
@@ -120,10 +136,10 @@ std::map<std::string, std::string> parse_out_files(const RunCommandOptions& opti
   return files;
 }
 
-// An argument as the library's planner sees it: dtype and shape (C-contiguous, as it will
-// be uploaded), or the scalar.
+// An argument as the library's planner sees it: dtype, shape and strides (as the view will
+// be on the device), or the scalar.
 Arg describe(const SourceValue& value) {
-  if (value.is_array) return Arg(ArrayRef::contiguous(std::uint64_t{0}, value.dtype, value.shape));
+  if (value.is_array) return Arg(value.view(0));
   return Arg(value.scalar);
 }
 
@@ -137,19 +153,46 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
     plan.bindings[letter] = parse_dtype_name(dtype, "--bind " + text);
   }
   std::vector<std::optional<Argument>> inputs(sig.in.size()), outputs(sig.out.size());
+  // Arguments by name (--in NAME=SOURCE) or in order (--arg SOURCE: the inputs, then
+  // optionally every output, as in a CuPy call).
+  struct Given {
+    std::string name, source;
+    const char* option;
+  };
+  std::vector<Given> named;
+  if (!options.args.empty()) {
+    if (!options.inputs.empty()) {
+      throw usage("give a kernel's arguments either by name (--in NAME=SOURCE) or in order (--arg SOURCE), not both");
+    }
+    const std::size_t n = options.args.size();
+    if (n != sig.in.size() && n != sig.in.size() + sig.out.size()) {
+      throw usage(fmt::format("kernel {} takes {} argument(s) in order (its inputs), or {} (inputs, then outputs); {} "
+                              "given with --arg ({})",
+                              kernel.name(), sig.in.size(), sig.in.size() + sig.out.size(), n, params));
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const Parameter& p = k < sig.in.size() ? sig.in[k] : sig.out[k - sig.in.size()];
+      named.push_back({p.name, options.args[k], "--arg"});
+    }
+  }
   for (const auto& text : options.inputs) {
-    // Plain variables, not a structured binding: lambdas may capture those only from C++20.
     const auto assignment = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in x=random:1000:float32");
-    const std::string& name = assignment.first;
-    const std::string& source = assignment.second;
+    named.push_back({assignment.first, assignment.second, "--in"});
+  }
+  for (const auto& arg : named) {
+    // Plain references, not a structured binding: lambdas may capture those only from C++20.
+    const std::string& name = arg.name;
     auto in = std::find_if(sig.in.begin(), sig.in.end(), [&](const Parameter& p) { return p.name == name; });
     auto out = std::find_if(sig.out.begin(), sig.out.end(), [&](const Parameter& p) { return p.name == name; });
     std::optional<Argument>* slot = in != sig.in.end()     ? &inputs[static_cast<std::size_t>(in - sig.in.begin())]
                                     : out != sig.out.end() ? &outputs[static_cast<std::size_t>(out - sig.out.begin())]
                                                            : nullptr;
-    if (!slot) throw usage(fmt::format("--in {}: kernel {} has no parameter named {} ({})", text, kernel.name(), name, params));
+    if (!slot) {
+      throw usage(fmt::format("--in {}={}: kernel {} has no parameter named {} ({})", name, arg.source, kernel.name(),
+                              name, params));
+    }
     if (*slot) throw usage(fmt::format("--in {} is given twice", name));
-    *slot = Argument{name, load_argument(name, source, "--in")};
+    *slot = Argument{name, load_argument(arg.option == std::string("--arg") ? "" : name, arg.source, arg.option)};
   }
   std::string missing;
   for (std::size_t k = 0; k < sig.in.size(); ++k) {
@@ -182,7 +225,8 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
   try {
     kernel.resolve(types);
   } catch (const Error& error) {
-    throw with_context(error, fmt::format("kernel {} ({}) with {}", kernel.name(), params, format_call_signature(types)));
+    throw with_context(error, fmt::format("kernel {} ({}) with {}", kernel.name(), params, format_call_signature(types)),
+                       kernel.name() + ": ");
   }
   for (const auto& out_file : plan.out_files) {
     const std::string& name = out_file.first;
@@ -209,11 +253,11 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
       kernel.plan(described, plan.axes, options.keepdims, described_outputs, plan_options);
     } else {
       if (options.size >= 0) plan_options.size = options.size;
+      if (!options.block.empty()) plan.block_size = plan_options.block_size = parse_block_size(options.block);
       kernel.plan(described, described_outputs, plan_options);
     }
   } catch (const Error& error) {
-    const std::string message = error.what();
-    throw message.rfind(kernel.name() + ":", 0) == 0 ? error : with_context(error, "kernel " + kernel.name());
+    throw with_context(error, "kernel " + kernel.name(), kernel.name() + ": ");
   }
 }
 
@@ -326,6 +370,7 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
     plan.launch.grid[0] = static_cast<unsigned>(blocks);
   }
   plan.launch.shared_bytes = options.shared;
+  plan.launch.cooperative = options.cooperative;
 }
 
 }  // namespace
@@ -344,6 +389,13 @@ RunPlan make_plan(const Spec& spec, const RunCommandOptions& options) {
     plan_dsl_call(*r, options, plan);
   } else {
     plan_raw_call(*plan.entry, options, plan);
+  }
+  for (const auto& text : options.globals) {
+    const auto assignment = split_assignment(text, "--global", "NAME=SOURCE, e.g. --global scale=2.5:float32");
+    for (const auto& seen : plan.globals) {
+      if (seen.name == assignment.first) throw usage(fmt::format("--global {} is given twice", seen.name));
+    }
+    plan.globals.push_back(Argument{assignment.first, load_argument(assignment.first, assignment.second, "--global")});
   }
   return plan;
 }

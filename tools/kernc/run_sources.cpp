@@ -18,6 +18,7 @@
 #include "kernc/error.hpp"
 #include "kernc/npy.hpp"
 #include "run_display.hpp"
+#include "run_views.hpp"
 
 namespace kernc::cli {
 
@@ -92,12 +93,18 @@ void store(DType dtype, unsigned char* out, double re, double im) {
   }
 }
 
+std::vector<std::int64_t> reversed(std::vector<std::int64_t> shape) {
+  std::reverse(shape.begin(), shape.end());
+  return shape;
+}
+
 // An array of `shape` whose element k is value(k) = {re, im}.
 template <class Value>
 SourceValue generated(DType dtype, std::vector<std::int64_t> shape, Value&& value) {
   SourceValue out;
   out.is_array = true;
   out.dtype = dtype;
+  out.strides = ArrayRef::contiguous(std::uint64_t{0}, dtype, shape).strides;
   out.shape = std::move(shape);
   const std::int64_t count = element_count(out.shape);
   const std::size_t item = itemsize(dtype);
@@ -300,8 +307,6 @@ SourceValue scalar_source(const std::string& text) {
 
 }  // namespace
 
-std::int64_t SourceValue::size() const noexcept { return is_array ? element_count(shape) : 1; }
-
 std::int64_t element_count(const std::vector<std::int64_t>& shape) {
   std::int64_t count = 1;
   for (auto extent : shape) count *= extent;
@@ -336,7 +341,11 @@ DType parse_dtype_name(const std::string& text, const std::string& where) {
   throw Error(ErrorCode::invalid_argument, fmt::format("{}: unknown dtype \"{}\" (known: {})", where, text, names));
 }
 
-SourceValue load_source(const std::string& text) {
+namespace {
+
+// A SOURCE without its view suffix. For an array, `origin` is set to the text that makes
+// it again ("random:1000:float32:SEED", "x.npy") and the description is left to the caller.
+SourceValue load_base_source(const std::string& text, std::string& origin) {
   const std::vector<std::string> parts = split(text, ':');
   const std::string& kind = parts[0];
   if (parts.size() > 1 && (kind == "random" || kind == "arange" || kind == "zeros" || kind == "ones")) {
@@ -354,7 +363,7 @@ SourceValue load_source(const std::string& text) {
       throw bad_source(text, error.what());
     }
     SourceValue out;
-    std::string origin = text;
+    origin = text;
     if (random) {
       std::uint64_t seed = 0;
       if (parts.size() == 4) {
@@ -373,22 +382,87 @@ SourceValue load_source(const std::string& text) {
         return std::pair<double, double>(count_up ? static_cast<double>(k) : fill, 0.0);
       });
     }
-    out.description = fmt::format("{} {} {}", to_string(dtype), format_numpy_shape(out.shape), origin);
     return out;
   }
   if (ends_with(text, ".npy") || text.rfind("npy:", 0) == 0) {
     std::string path = text.rfind("npy:", 0) == 0 ? text.substr(4) : text;
-    NpyArray array = read_npy(path);
+    // A Fortran-ordered file stays as stored: its view has Fortran strides, as in NumPy.
+    NpyArray array = read_npy(path, NpyOrder::as_stored);
     SourceValue out;
     out.is_array = true;
     out.dtype = array.dtype;
+    ArrayRef layout = ArrayRef::contiguous(std::uint64_t{0}, array.dtype, array.shape);
+    if (array.fortran_order) layout = ArrayRef::contiguous(std::uint64_t{0}, array.dtype, reversed(array.shape)).transposed();
     out.shape = std::move(array.shape);
+    out.strides = std::move(layout.strides);
     out.data = std::move(array.data);
-    out.description = fmt::format("{} {} {}{}", to_string(out.dtype), format_numpy_shape(out.shape), path,
-                                  array.fortran_order ? " (Fortran order, made C order)" : "");
+    origin = path;
     return out;
   }
   return scalar_source(text);
+}
+
+}  // namespace
+
+SourceValue load_source(const std::string& text) {
+  auto [base_text, suffix] = split_view_suffix(text);
+  std::string origin;
+  SourceValue out = load_base_source(suffix.empty() ? text : base_text, origin);
+  if (!out.is_array) {
+    if (!suffix.empty()) throw bad_source(text, fmt::format("{} is a scalar: a view ({}) needs an array", base_text, suffix));
+    return out;
+  }
+  // Only a Fortran-ordered file makes a base that is not C-contiguous.
+  const bool fortran_file = !out.c_contiguous();
+  if (!suffix.empty()) {
+    ArrayRef view;
+    try {
+      view = apply_view(out.view(0), suffix);
+    } catch (const Error& error) {
+      throw bad_source(text, error.what());
+    }
+    out.offset = static_cast<std::int64_t>(view.data);
+    out.shape = std::move(view.shape);
+    out.strides = std::move(view.strides);
+  }
+  // "float32 (3, 2) strides (4, 48) random:4x6:float32:7[::-1, ::2].T": the view's own
+  // layout, then the text that makes it again.
+  out.description = fmt::format("{} {}{} {}{}{}", to_string(out.dtype), format_numpy_shape(out.shape),
+                                out.c_contiguous() ? "" : fmt::format(" strides {}", format_numpy_shape(out.strides)),
+                                origin, suffix, fortran_file ? " (Fortran order, kept as a view)" : "");
+  return out;
+}
+
+std::int64_t SourceValue::size() const noexcept { return is_array ? element_count(shape) : 1; }
+
+std::size_t SourceValue::nbytes() const noexcept {
+  return is_array ? static_cast<std::size_t>(size()) * itemsize(dtype) : 0;
+}
+
+ArrayRef SourceValue::view(std::uint64_t base) const {
+  ArrayRef ref;
+  ref.data = base + static_cast<std::uint64_t>(offset);
+  ref.dtype = dtype;
+  ref.shape = shape;
+  ref.strides = strides;
+  return ref;
+}
+
+std::string SourceValue::c_order_data() const {
+  const std::size_t item = itemsize(dtype);
+  std::string out(nbytes(), '\0');
+  const std::int64_t count = size();
+  std::vector<std::int64_t> index(shape.size(), 0);
+  for (std::int64_t k = 0; k < count; ++k) {
+    std::int64_t at = offset;
+    for (std::size_t d = 0; d < shape.size(); ++d) at += index[d] * strides[d];
+    std::memcpy(&out[static_cast<std::size_t>(k) * item], &data[static_cast<std::size_t>(at)], item);
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
 }
 
 Scalar scalar_as(const Scalar& scalar, DType dtype) {

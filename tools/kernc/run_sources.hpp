@@ -14,19 +14,29 @@
 
 namespace kernc::cli {
 
-/// One value for a kernel parameter: a host array in C order, or a scalar.
+/// One value for a kernel parameter: a host array (a view over host bytes, as NumPy's:
+/// shape and byte strides from an offset), or a scalar.
 struct SourceValue {
   bool is_array = false;
-  DType dtype = DType::float64;     ///< the array's or the scalar's dtype
-  std::vector<std::int64_t> shape;  ///< arrays: the shape ({} for 0-d)
-  std::string data;                 ///< arrays: the elements, little-endian, C order
-  Scalar scalar;                    ///< scalars
+  DType dtype = DType::float64;       ///< the array's or the scalar's dtype
+  std::vector<std::int64_t> shape;    ///< arrays: the view's shape ({} for 0-d)
+  std::vector<std::int64_t> strides;  ///< arrays: the view's byte strides over `data` (0 broadcasts)
+  std::int64_t offset = 0;            ///< arrays: byte offset of element [0, ..., 0] in `data`
+  std::string data;                   ///< arrays: the bytes the view reads, little-endian (uploaded whole)
+  Scalar scalar;                      ///< scalars
   /// What to print so the value can be recognised and remade, e.g.
   /// "float32 (1000,) random:1000:float32:2718281828" or "2.5 (float64 scalar)".
   std::string description;
 
+  /// The view's element count (1 for a scalar).
   std::int64_t size() const noexcept;
-  std::size_t nbytes() const noexcept { return data.size(); }
+  /// The bytes of the view's elements (what a kernel reads or writes of it).
+  std::size_t nbytes() const noexcept;
+  /// The view over `data` placed at device address `base`.
+  ArrayRef view(std::uint64_t base) const;
+  bool c_contiguous() const noexcept { return view(0).c_contiguous(); }
+  /// The view's elements in C order, copied out of `data`.
+  std::string c_order_data() const;
 };
 
 /// The SOURCE syntax, for --help and the error for a malformed SOURCE.
