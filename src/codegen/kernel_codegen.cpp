@@ -125,10 +125,12 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
       {"preamble", wrap_snippet(name, "preamble", o.preamble)},
       {"params", params},
       {"index_type", index_type(layout)},
-      {"loop_prep", wrap_snippet(name, "loop_prep", o.loop_prep)},
+      // CuPy ends loop_prep and after_loop with ";" as it does the operation: `int n = 0`
+      // is a whole loop_prep there, so it must be here.
+      {"loop_prep", wrap_snippet(name, "loop_prep", o.loop_prep, ";")},
       {"element_refs", refs},
       {"operation", wrap_snippet(name, "operation", definition.operation, ";")},
-      {"after_loop", wrap_snippet(name, "after_loop", o.after_loop)},
+      {"after_loop", wrap_snippet(name, "after_loop", o.after_loop, ";")},
   };
   if (contiguous) {
     values["preload_decls"] = preload_decls;

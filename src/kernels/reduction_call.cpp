@@ -336,14 +336,23 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
   return outputs;
 }
 
+// CuPy's ReductionKernel call takes neither size= nor block_size= (a TypeError): refused
+// by the plan and the call alike, never ignored.
+void check_elementwise_only_options(const std::string& name, const std::optional<std::int64_t>& size,
+                                    const std::optional<unsigned>& block_size) {
+  if (size) throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is for elementwise kernels", name));
+  if (block_size) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: block_size= is for elementwise kernels (a reduction picks its own blocks)", name));
+  }
+}
+
 }  // namespace
 
 ReductionPlan ReductionKernel::plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes,
                                     bool keepdims, const std::vector<ArrayRef>& outputs,
                                     const PlanOptions& options) const {
-  if (options.size) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is for elementwise kernels", name()));
-  }
+  check_elementwise_only_options(name(), options.size, options.block_size);
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
   plan_geometry(*definition_, *data, options.multiprocessors);
   ReductionPlan plan;
@@ -367,6 +376,7 @@ std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inp
                                                      const std::vector<ArrayRef>& outputs,
                                                      const CallOptions& options) const {
   // Usage errors first, without the GPU; then the geometry for the call's device.
+  check_elementwise_only_options(name(), options.size, options.block_size);
   check_counts(*definition_, inputs, outputs, false);
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
   Device device = detail::engine_of(options).device(options.device);

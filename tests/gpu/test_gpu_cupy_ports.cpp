@@ -90,3 +90,50 @@ TEST_CASE("CuPy port: a RawModule including <cuda/std/complex> and <cuda_fp16.h>
 }
 
 }  // namespace kernc::gpu_test
+
+namespace kernc::gpu_test {
+
+TEST_CASE("CuPy port: an argmax whose reduce_type is a struct of the preamble, over each row") {
+  KERNC_GPU_RANDOM(random, "cupy argmax");
+  ReductionOptions options;
+  options.preamble =
+      "struct ValueIndex { float value; long long index; };\n"
+      "__device__ ValueIndex pick(const ValueIndex& a, const ValueIndex& b) {\n"
+      "  return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;\n"
+      "}\n";
+  options.reduce_type = "ValueIndex";
+  const ReductionKernel argmax("float32 x", "int64 y", "ValueIndex{x, (long long)_J}", "pick(a, b)", "y = a.index", "",
+                               "gpu_cupy_argmax", options);
+  const std::int64_t rows = 37, cols = 4133;
+  auto x = random.uniform<float>(rows * cols);
+  auto out = argmax({upload(DType::float32, {rows, cols}, x)}, std::vector<int>{1});
+  REQUIRE(out.size() == 1);
+  auto got = download<std::int64_t>(out[0]);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t best = 0;
+    for (std::int64_t c = 1; c < cols; ++c) {
+      if (x[r * cols + c] > x[r * cols + best]) best = c;
+    }
+    REQUIRE(got[r] == best);
+  }
+}
+
+TEST_CASE("CuPy port: loop_prep and after_loop written without a semicolon run, and block_size= is honoured") {
+  KERNC_GPU_RANDOM(random, "cupy loop_prep");
+  ElementwiseOptions options;
+  options.loop_prep = "const T bias = static_cast<T>(blockDim.x)";  // CuPy adds the ';'
+  options.after_loop = "(void)bias";
+  const ElementwiseKernel add("T x", "T y", "y = x + bias", "gpu_cupy_loop_prep", options);
+  for (unsigned block : {1u, 96u, 1024u}) {
+    CAPTURE(block);
+    const std::int64_t n = 20011;
+    auto x = random.uniform<double>(n);
+    CallOptions call;
+    call.block_size = block;
+    auto out = add({upload(DType::float64, {n}, x)}, {}, call);
+    auto y = download<double>(out[0]);
+    for (std::int64_t k = 0; k < n; ++k) REQUIRE(y[k] == x[k] + block);
+  }
+}
+
+}  // namespace kernc::gpu_test

@@ -117,3 +117,58 @@ TEST_CASE("CuPy port: a passed output takes part in broadcasting, so the inputs 
   CHECK(plan.shape() == std::vector<std::int64_t>{2, 3});
   CHECK_FALSE(plan.allocates_outputs());
 }
+
+TEST_CASE("CuPy port: loop_prep and after_loop without a trailing semicolon (CuPy adds it)") {
+  kernc::ElementwiseOptions options;
+  options.loop_prep = "int calls = 0";           // CuPy writes `${loop_prep};`
+  options.after_loop = "(void)calls";            // and `${after_loop};`
+  ElementwiseKernel kernel("T x", "T y", "y = x + calls", "cupy_port_loop_prep", options);
+  compile(kernel, "float32 -> float32");
+  compile(kernel, "int64 -> int64");
+}
+
+TEST_CASE("CuPy port: a reduce_type the preamble defines (an argmax's value and index)") {
+  // CuPy puts the preamble before `typedef reduce_type _type_reduce;`.
+  kernc::ReductionOptions options;
+  options.preamble =
+      "struct ValueIndex { float value; long long index; };\n"
+      "__device__ ValueIndex pick(const ValueIndex& a, const ValueIndex& b) {\n"
+      "  return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;\n"
+      "}\n";
+  options.reduce_type = "ValueIndex";
+  kernc::ReductionKernel argmax("float32 x", "int64 y", "ValueIndex{x, (long long)_J}", "pick(a, b)", "y = a.index",
+                                "", "cupy_port_argmax", options);
+  for (const auto& layout : Layout::reduction_classes()) {
+    auto program = argmax.program(kernc::parse_call_signature("float32 -> int64"), layout);
+    auto compiled = nvrtc().compile(program, Target::parse("sm_90"));
+    CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
+  }
+}
+
+TEST_CASE("CuPy port: a reduction call refuses size= and block_size= (a TypeError in CuPy), never ignores them") {
+  kernc::ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "cupy_port_sum");
+  const std::vector<kernc::Arg> inputs = {kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float32, {8})};
+  kernc::PlanOptions with_size;
+  with_size.size = 8;
+  kernc::PlanOptions with_block;
+  with_block.block_size = 128;
+  for (const auto& options : {with_size, with_block}) {
+    try {
+      sum.plan(inputs, std::nullopt, false, {}, options);
+      FAIL("planned");
+    } catch (const Error& error) {
+      CHECK(error.code() == ErrorCode::invalid_argument);
+      CHECK_MESSAGE(contains(error.what(), "is for elementwise kernels"), error.what());
+    }
+  }
+  // The call checks the same before the GPU, so this fails the same way on a machine without one.
+  kernc::CallOptions call;
+  call.block_size = 64;
+  try {
+    sum(inputs, std::nullopt, false, {}, call);
+    FAIL("called");
+  } catch (const Error& error) {
+    CHECK(error.code() == ErrorCode::invalid_argument);
+    CHECK_MESSAGE(contains(error.what(), "cupy_port_sum: block_size= is for elementwise kernels"), error.what());
+  }
+}

@@ -14,7 +14,7 @@ extern "C" __global__ void lookup(kernc::ArrayView<T, -1, int> _raw_x, kernc::Ar
   kernc::Indexer<-1, int> _ind(_loop);
 #line 1 "lookup loop_prep"
 int visited = 0;
-const long long n = table.size();
+const long long n = table.size();;
 #line 19 "lookup.cu"
   for (int i = static_cast<int>(blockIdx.x) * blockDim.x + threadIdx.x; i < _ind.size();
        i += static_cast<int>(blockDim.x) * gridDim.x) {
@@ -29,6 +29,6 @@ visited += 1;
 #line 30 "lookup.cu"
   }
 #line 1 "lookup after_loop"
-if (visited < 0) counts[0] = visited;
+if (visited < 0) counts[0] = visited;;
 #line 34 "lookup.cu"
 }

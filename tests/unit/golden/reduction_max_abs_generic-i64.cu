@@ -7,12 +7,13 @@
 #include "kernc/prelude.cuh"
 #include "kernc/array.cuh"
 
+// The preamble comes before _type_reduce, as in CuPy, so reduce_type may name a type the
+// preamble defines (a struct of value and index, for an argmax).
 typedef float T;
-typedef double _type_reduce;
 #line 1 "max_abs preamble"
 __device__ double weight(double v) { return v < 0 ? -v : v; }
-#line 15 "max_abs.cu"
-
+#line 16 "max_abs.cu"
+typedef double _type_reduce;
 namespace {
 constexpr int _kReduceBlock = 256;
 constexpr bool _kHasIdentity = false;
@@ -57,7 +58,7 @@ extern "C" __global__ void max_abs(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 61 "max_abs.cu"
+#line 62 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -91,7 +92,7 @@ a > b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 95 "max_abs.cu"
+#line 96 "max_abs.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -108,7 +109,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 112 "max_abs.cu"
+#line 113 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -130,7 +131,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 134 "max_abs.cu"
+#line 135 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -156,7 +157,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 160 "max_abs.cu"
+#line 161 "max_abs.cu"
     }
   }
 }

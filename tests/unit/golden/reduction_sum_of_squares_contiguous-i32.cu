@@ -7,9 +7,10 @@
 #include "kernc/prelude.cuh"
 #include "kernc/array.cuh"
 
+// The preamble comes before _type_reduce, as in CuPy, so reduce_type may name a type the
+// preamble defines (a struct of value and index, for an argmax).
 typedef signed char T;
 typedef T _type_reduce;
-
 namespace {
 constexpr int _kReduceBlock = 256;
 constexpr bool _kHasIdentity = true;
@@ -52,7 +53,7 @@ extern "C" __global__ void sum_of_squares(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 56 "sum_of_squares.cu"
+#line 57 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -66,7 +67,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 70 "sum_of_squares.cu"
+#line 71 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -90,7 +91,7 @@ a + b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 94 "sum_of_squares.cu"
+#line 95 "sum_of_squares.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -105,7 +106,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 109 "sum_of_squares.cu"
+#line 110 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -125,7 +126,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 129 "sum_of_squares.cu"
+#line 130 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -136,7 +137,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 140 "sum_of_squares.cu"
+#line 141 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -153,7 +154,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 157 "sum_of_squares.cu"
+#line 158 "sum_of_squares.cu"
     }
   }
 }
