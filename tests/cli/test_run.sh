@@ -281,11 +281,17 @@ assert e.shape == () and e.dtype == np.float32, (e.shape, e.dtype)
 ref = np.sum(np.abs(c.astype(np.complex128)) ** 2)
 assert abs(e - ref) <= 1e-4 * ref, (e, ref)'
 
-TEST "strided, reversed, transposed and broadcast views match NumPy's (saxpy, positional --arg)"
-np_check 'rng = np.random.default_rng(11)
+# m.npy (64 x 96), row.npy (96) and f.npy (96 x 64, Fortran order) of random float32, in
+# the current test's directory.
+save_view_data() {
+  np_check 'rng = np.random.default_rng(11)
 np.save("m.npy", rng.uniform(-1, 1, (64, 96)).astype(np.float32))
 np.save("row.npy", rng.uniform(-1, 1, 96).astype(np.float32))
 np.save("f.npy", np.asfortranarray(rng.uniform(-1, 1, (96, 64)).astype(np.float32)))'
+}
+
+TEST "strided, reversed, transposed and broadcast views match NumPy's (saxpy, positional --arg)"
+save_view_data
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg 'm.npy[::-1, ::2]' --arg 'row.npy[None, ::2]' --out z=z.npy
 expect_match "$OUT" '^input +x = float32 \(64, 48\) strides \(-384, 8\) m\.npy\[::-1, ::2\]$'
 expect_match "$OUT" '^input +y = float32 \(1, 48\) strides \(0, 8\) row\.npy\[None, ::2\]$'
@@ -306,6 +312,7 @@ ref = m[:, 1::2].astype(np.float64) + row[1::2]
 assert z.shape == (64, 48) and np.max(np.abs(z - ref)) <= 1e-6, np.max(np.abs(z - ref))'
 
 TEST "a reduction over a strided, transposed view matches NumPy"
+save_view_data
 expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg 'm.npy[:, 1::3].T' --axis 1 --out y=y.npy
 np_check 'm, y = np.load("m.npy"), np.load("y.npy")
 ref = (m[:, 1::3].T.astype(np.float64) ** 2).sum(axis=1)
@@ -328,12 +335,14 @@ assert np.array_equal(y, ref), (sys.argv[1], y, ref)' "$dtype"
 done
 
 TEST "--block sets an elementwise kernel's threads per block; the result is the same"
+save_view_data
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=3.0 --in x=m.npy --in 'y=row.npy[None, :]' --block 1000 \
   --out z=z.npy
 np_check 'm, row, z = np.load("m.npy"), np.load("row.npy"), np.load("z.npy")
 assert np.max(np.abs(z - (3.0 * m.astype(np.float64) + row))) <= 1e-6'
 
 TEST "--global sets a raw module's __constant__ and __device__ globals before the launch"
+save_view_data
 expect_exit 0 kernc run "$PORTS" --kernel scaled --function scale_add --global scale=2.5:float32 \
   --global 'offset=arange:3:int32' --arg f.npy.T --arg 6144 --out 0=s.npy
 expect_match "$OUT" '^global +scale = 2\.5 \(float32 scalar\) \(4 byte\(s\) at 0x[0-9a-f]+\)$'
