@@ -143,13 +143,19 @@ void check_size(std::string_view what, std::string_view text, std::size_t limit)
                         text.size(), text.substr(0, kShown), limit));
 }
 
-void check_kernel_name(std::string_view name) {
+void check_raw_kernel_name(std::string_view name) {
   check_size("the kernel name", name, limits::kMaxNameLength);
   if (!is_identifier(name)) {
     throw bad(fmt::format("kernel name \"{}\" is not a C identifier (letters, digits and _, not starting with a digit)",
                           name));
   }
   if (is_cpp_keyword(name)) throw bad(fmt::format("kernel name \"{}\" is a C++ keyword", name));
+}
+
+void check_kernel_name(std::string_view name) {
+  check_raw_kernel_name(name);
+  // Generated code names its own helpers _ind, _raw_x, _reduce_groups, ...: a kernel named
+  // _something could collide with one.
   if (name.front() == '_') throw bad(fmt::format("kernel name \"{}\": names starting with _ are reserved", name));
 }
 

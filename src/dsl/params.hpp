@@ -28,8 +28,12 @@ struct Signature {
 /// Parses and checks both lists and the kernel name (a C identifier, not reserved).
 Signature parse_signature(std::string_view in_params, std::string_view out_params, std::string_view kernel_name);
 
-/// Throws kernc::Error(invalid_argument) unless `name` is a C identifier usable as a kernel name.
+/// Throws kernc::Error(invalid_argument) unless `name` is a C identifier usable as a kernel name
+/// of generated code (not a keyword, not starting with _, which generated code reserves).
 void check_kernel_name(std::string_view name);
+/// The same for raw code, which kernc does not generate: a name starting with _ (CuPy's
+/// `_my_kernel`, a mangled `_Z3fooPf`) is allowed.
+void check_raw_kernel_name(std::string_view name);
 
 /// Throws kernc::Error(invalid_argument) when `text` is longer than `limit` bytes; the message
 /// names `what` (e.g. "saxpy: operation"), the size, the limit and the start of the text.

@@ -148,8 +148,35 @@ std::string template_name(const std::string& expression) {
   return base;
 }
 
+namespace {
+
+// The source with each backslash-newline removed (the C preprocessor's line splicing), so
+// that a declaration continued over lines reads as the compiler reads it.
+std::string spliced_lines(const std::string& source) {
+  std::string out;
+  out.reserve(source.size());
+  for (std::size_t pos = 0; pos < source.size(); ++pos) {
+    if (source[pos] == '\\') {
+      std::size_t next = pos + 1;
+      if (next < source.size() && source[next] == '\r') ++next;
+      if (next < source.size() && source[next] == '\n') {
+        pos = next;
+        continue;
+      }
+    }
+    out += source[pos];
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source_text, const std::string& name) {
-  const std::string_view source = source_text;
+  // CuPy's own tests write kernels as macros continued with backslashes.
+  const std::string spliced = source_text.find("\\\n") != std::string::npos || source_text.find("\\\r\n") != std::string::npos
+                                  ? spliced_lines(source_text)
+                                  : std::string();
+  const std::string_view source = spliced.empty() ? std::string_view(source_text) : std::string_view(spliced);
   size_t pos = parameter_list_of(source, name);
   if (pos == std::string_view::npos || name.empty()) return std::nullopt;
   int depth = 1;

@@ -13,7 +13,7 @@ namespace {
 // What RawKernel and RawModule both require: a usable name, some code, valid options.
 void check_raw_definition(const char* kind, const std::string& name, const std::string& code,
                           const CompileOptions& options) {
-  dsl::check_kernel_name(name);
+  dsl::check_raw_kernel_name(name);
   dsl::check_size(fmt::format("{} {}: the code", kind, name), code, limits::kMaxSourceBytes);
   if (code.find_first_not_of(" \t\n") == std::string::npos) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{} {}: the code is empty", kind, name));

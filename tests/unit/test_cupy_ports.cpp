@@ -172,3 +172,155 @@ TEST_CASE("CuPy port: a reduction call refuses size= and block_size= (a TypeErro
     CHECK_MESSAGE(contains(error.what(), "cupy_port_sum: block_size= is for elementwise kernels"), error.what());
   }
 }
+
+TEST_CASE("CuPy port: a raw declaration continued with backslashes is read as the compiler reads it") {
+  // CuPy's test_raw.py writes kernels this way; before, the "\" stayed in the parameter and
+  // `unsigned int N` was not recognised, so a scalar argument could not be converted to it.
+  const std::string code =
+      "extern \"C\" {\n"
+      "__global__ void add_pairs(const float* a, const float* b, float* out, \\\n"
+      "                          unsigned int \\\n"
+      "                          N) {\n"
+      "  unsigned int k = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (k < N) out[k] = a[k] + b[k];\n"
+      "}\n"
+      "}\n";
+  kernc::RawKernel kernel(code, "add_pairs");
+  auto params = kernel.parameters();
+  REQUIRE(params.has_value());
+  REQUIRE(params->size() == 4);
+  CHECK((*params)[3].name == "N");
+  REQUIRE((*params)[3].dtype.has_value());
+  CHECK(*(*params)[3].dtype == kernc::DType::uint32);
+  CHECK((*params)[2].pointer);
+  CHECK_FALSE((*params)[2].const_pointee);
+  CHECK((*params)[0].const_pointee);
+}
+
+TEST_CASE("CuPy port: a raw kernel may be named with a leading underscore or a mangled name") {
+  const std::string code = "__global__ void _scale(float* x) { x[threadIdx.x] *= 2; }\n";
+  kernc::RawKernel underscored(code, "_scale");
+  CHECK(underscored.parameters().has_value());
+  auto compiled = nvrtc().compile(underscored.program(), Target::parse("sm_90"));
+  CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
+  CHECK_NOTHROW(kernc::RawKernel(code, "_Z6_scalePf"));  // C++ linkage: the driver finds the mangled name
+}
+
+TEST_CASE("CuPy port: TestElementwiseKernelSize, every call of CuPy's matrix, planned without a GPU") {
+  // test_userkernel.py's TestElementwiseKernelSize: a no-op kernel of float32 parameters,
+  // raw or not; arguments are the (2,) float32 arrays arr1, arr2 or the scalar 7, inputs
+  // then outputs. Each call is fine, "size not allowed" or "size required" as in CuPy.
+  enum Outcome { fine, size_not_allowed, size_required };
+  struct Call {
+    std::vector<bool> input_raw, output_raw;
+    std::string args;  // 'a' an array, 's' the scalar 7, one letter per argument
+    bool size;
+    Outcome outcome;
+  };
+  const std::vector<Call> calls = {
+      // test_all_raws
+      {{true, true}, {false}, "aa", true, fine},
+      {{true, true}, {false}, "aa", false, size_required},
+      {{true, true}, {true}, "aa", true, fine},
+      {{true, true}, {true}, "aa", false, size_required},
+      // test_all_nonraws
+      {{false, false}, {false}, "aa", true, size_not_allowed},
+      {{false, false}, {true}, "aa", true, size_not_allowed},
+      // test_some_nonraws
+      {{true, false}, {false}, "aa", true, size_not_allowed},
+      {{false, true}, {false}, "aa", true, size_not_allowed},
+      {{true, false}, {true}, "aa", true, size_not_allowed},
+      {{false, true}, {true}, "aa", true, size_not_allowed},
+      // test_scalars_and_nonraws
+      {{false, false}, {false}, "as", true, size_not_allowed},
+      {{false, false}, {false}, "sa", true, size_not_allowed},
+      {{false, false}, {true}, "as", true, size_not_allowed},
+      {{false, false}, {true}, "sa", true, size_not_allowed},
+      // test_scalars_and_raws_and_nonraws
+      {{false, false, true}, {false}, "asa", true, size_not_allowed},
+      {{false, false, true}, {true}, "asa", true, size_not_allowed},
+      // test_scalars_and_raws
+      {{true, false}, {false}, "as", true, fine},
+      {{true, false}, {false}, "as", false, size_required},
+      {{false, true}, {false}, "sa", true, fine},
+      {{false, true}, {false}, "sa", false, size_required},
+      {{true, false}, {true}, "as", true, fine},
+      {{true, false}, {true}, "as", false, size_required},
+      {{false, true}, {true}, "sa", true, fine},
+      {{false, true}, {true}, "sa", false, size_required},
+      // test_size_determined_by_output (the last argument is the output)
+      {{true}, {false}, "aa", false, fine},
+      {{true}, {false}, "aa", true, size_not_allowed},
+      {{false}, {false}, "aa", false, fine},
+      {{false}, {false}, "sa", true, size_not_allowed},
+      {{}, {false}, "a", false, fine},
+      {{}, {false}, "a", true, size_not_allowed},
+      // test_no_input_and_raw_output
+      {{}, {true}, "a", true, fine},
+      {{}, {true}, "a", false, size_required},
+  };
+  auto params = [](const std::vector<bool>& raw, const char* prefix) {
+    std::string text;
+    for (std::size_t k = 0; k < raw.size(); ++k) {
+      text += (k ? ", " : "") + std::string(raw[k] ? "raw " : "") + "float32 " + prefix + std::to_string(k);
+    }
+    return text;
+  };
+  const auto array = kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float32, {2});
+  for (std::size_t n = 0; n < calls.size(); ++n) {
+    const Call& call = calls[n];
+    CAPTURE(n);
+    ElementwiseKernel kernel(params(call.input_raw, "x"), params(call.output_raw, "y"), ";", "cupy_port_size");
+    std::vector<kernc::Arg> inputs;
+    std::vector<kernc::ArrayRef> outputs;
+    for (std::size_t k = 0; k < call.args.size(); ++k) {
+      kernc::Arg arg = call.args[k] == 'a' ? kernc::Arg(array) : kernc::Arg(7);
+      if (k < call.input_raw.size()) {
+        inputs.push_back(arg);
+      } else {
+        outputs.push_back(arg.array());
+      }
+    }
+    kernc::PlanOptions options;
+    if (call.size) options.size = 2;
+    std::string message;
+    try {
+      kernel.plan(inputs, outputs, options);
+    } catch (const Error& error) {
+      CHECK(error.code() == ErrorCode::invalid_argument);
+      message = error.what();
+    }
+    CAPTURE(message);
+    switch (call.outcome) {
+      case fine: CHECK(message.empty()); break;
+      case size_not_allowed: CHECK(contains(message, "size= cannot be used with non-raw array arguments")); break;
+      case size_required: CHECK(contains(message, "cannot be decided")); break;
+    }
+  }
+}
+
+TEST_CASE("CuPy port: TestUserkernelManualBlockSize, block_size=0 is refused; 1 to 1024 set the launch's block") {
+  ElementwiseKernel add("T x, T y", "T z", "z = x + y", "cupy_port_block");
+  const std::vector<kernc::Arg> inputs = {kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float32, {2, 3, 4}),
+                                          1.0f};
+  for (unsigned bad : {0u, 1025u}) {
+    kernc::PlanOptions options;
+    options.block_size = bad;
+    try {
+      add.plan(inputs, {}, options);
+      FAIL("planned block_size " << bad);
+    } catch (const Error& error) {
+      CHECK(error.code() == ErrorCode::invalid_argument);
+      CHECK(contains(error.what(), "is outside 1..1024"));
+    }
+  }
+  for (unsigned good : {1u, 7u, 1024u}) {
+    kernc::PlanOptions options;
+    options.block_size = good;
+    auto plan = add.plan(inputs, {}, options);
+    CHECK(plan.launch_config().block[0] == good);
+    // Enough blocks for the 24 elements (4 per thread in the contiguous layout), at least one.
+    CHECK(plan.launch_config().grid[0] >= 1);
+    CHECK(static_cast<std::int64_t>(plan.launch_config().grid[0]) * good * 4 >= 24);
+  }
+}

@@ -181,6 +181,15 @@ TEST_CASE("dsl::check_kernel_name accepts C identifiers and rejects the rest") {
   }
 }
 
+TEST_CASE("dsl::check_raw_kernel_name allows what raw code may name a kernel: _-prefixed and mangled names") {
+  for (const char* name : {"_my_kernel", "_Z3fooPf", "k", "__kernel"}) {
+    CAPTURE(std::string(name));
+    CHECK_NOTHROW(kernc::dsl::check_raw_kernel_name(name));
+  }
+  CHECK(contains(rejection([] { kernc::dsl::check_raw_kernel_name("my-kernel"); }), "is not a C identifier"));
+  CHECK(contains(rejection([] { kernc::dsl::check_raw_kernel_name("int"); }), "is a C++ keyword"));
+}
+
 TEST_CASE("dsl::is_cpp_keyword knows keywords and not dtype names") {
   for (const char* word : {"int", "float", "double", "bool", "class", "template", "return", "unsigned", "auto"}) {
     CAPTURE(std::string(word));
