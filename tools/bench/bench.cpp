@@ -94,6 +94,34 @@ int main(int argc, char** argv) {
     double reduce_ms = time_ms(device, repeat, [&] { sum_sq({x}, std::nullopt, false, {out}); });
     double reduce_tbs = bytes1 / reduce_ms / 1e9;
 
+    // Reductions by shape, over the same 2^28 floats seen as matrices (issue 14's cases):
+    // the inner axis, the outer axis, the middle axis of a 3-D array, many short rows.
+    struct ShapeCase {
+      const char* label;
+      std::vector<std::int64_t> shape;
+      std::vector<int> axes;
+    };
+    std::vector<ShapeCase> shape_cases;
+    std::int64_t side = 1;
+    while ((side * 2) * (side * 2) <= n) side *= 2;
+    shape_cases.push_back({"reduction axis=1 of a square (inner)", {side, side}, {1}});
+    shape_cases.push_back({"reduction axis=0 of a square (outer)", {side, side}, {0}});
+    shape_cases.push_back({"reduction axis=1 of a cube (middle)", {n / (side * 64), 64, side}, {1}});
+    shape_cases.push_back({"reduction axis=1 of rows of 32 (segments)", {n / 32, 32}, {1}});
+    std::vector<double> shape_tbs;
+    for (const auto& c : shape_cases) {
+      ArrayRef view = ArrayRef::contiguous(x.ref().data, DType::float32, c.shape);
+      std::vector<std::int64_t> out_shape;
+      for (int d = 0; d < static_cast<int>(c.shape.size()); ++d) {
+        if (std::find(c.axes.begin(), c.axes.end(), d) == c.axes.end()) out_shape.push_back(c.shape[d]);
+      }
+      auto reduced = DeviceArray::empty(device, DType::float32, out_shape);
+      double ms = time_ms(device, repeat, [&] { sum_sq({view}, c.axes, false, {reduced}); });
+      std::int64_t elements = 1;
+      for (auto e : c.shape) elements *= e;
+      shape_tbs.push_back(elements * 4.0 / ms / 1e9);
+    }
+
     // Per-call cost: back-to-back launches of a tiny kernel, host time per call.
     auto small_x = DeviceArray::empty(device, DType::float32, {1024});
     auto small_z = DeviceArray::empty(device, DType::float32, {1024});
@@ -178,6 +206,9 @@ int main(int argc, char** argv) {
     std::printf("%-44s %9.3f TB/s %10s\n", "device copy (read+write)", copy_tbs, "1.00");
     std::printf("%-44s %9.3f TB/s %9.2fx\n", "elementwise saxpy float32 (3 arrays)", saxpy_tbs, saxpy_tbs / copy_tbs);
     std::printf("%-44s %9.3f TB/s %9.2fx\n", "reduction sum of squares float32 (read)", reduce_tbs, reduce_tbs / copy_tbs);
+    for (std::size_t k = 0; k < shape_cases.size(); ++k) {
+      std::printf("%-44s %9.3f TB/s %9.2fx\n", shape_cases[k].label, shape_tbs[k], shape_tbs[k] / copy_tbs);
+    }
     std::printf("%-44s %9.2f us %9.2fx\n", "elementwise call, host time per call", kernc_us, kernc_us / raw_us);
     std::printf("%-44s %9.2f us %9.2fx\n", "elementwise launch of a kept plan, per call", plan_us, plan_us / raw_us);
     std::printf("%-44s %9.2f us %9.2fx\n", "RawKernel call, host time per call", raw_kernel_us, raw_kernel_us / raw_us);
