@@ -1,6 +1,7 @@
 // ReductionKernel calls: plan (axes, keepdims, outputs, the two-pass split), then launch.
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -201,6 +202,28 @@ std::shared_ptr<detail::ReductionPlanData> plan_shapes(const ReductionKernel& ke
   return plan;
 }
 
+// Whether adjacent outputs read adjacent input elements, more closely than one output's own
+// elements lie (see NOTE [ reduction strategy ]): true for every non-raw input when its
+// innermost kept axis (extent > 1) has a smaller stride than its innermost reduced axis.
+// Needs a warp's worth of outputs, and a reduction of more than one element.
+bool outputs_adjacent(const detail::ReductionPlanData& plan) {
+  if (plan.out_size < 32 || plan.reduce_size < 2 || plan.input_views.empty()) return false;
+  const std::size_t reduced = plan.axes.size();
+  for (const auto& view : plan.input_views) {
+    const std::size_t kept = view.shape.size() - reduced;
+    auto innermost = [&view](std::size_t begin, std::size_t end) -> std::optional<std::int64_t> {
+      for (std::size_t d = end; d-- > begin;) {
+        if (view.shape[d] > 1) return view.strides[d] < 0 ? -view.strides[d] : view.strides[d];
+      }
+      return std::nullopt;
+    };
+    auto kept_stride = innermost(0, kept);
+    auto reduced_stride = innermost(kept, view.shape.size());
+    if (!kept_stride || !reduced_stride || *kept_stride >= *reduced_stride) return false;
+  }
+  return true;
+}
+
 // The index width and the launch plan for a GPU of `multiprocessors` multiprocessors: a
 // group of threads per output; long reductions of few outputs split across blocks (second
 // pass: name_finish) so that every multiprocessor has work.
@@ -214,7 +237,15 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
   plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock);
   const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
-  plan.group = pow2_at_least(std::clamp<std::int64_t>(reduce_size, 1, kBlock));
+  // NOTE [ reduction strategy ]
+  // A group of threads per output reads that output's elements side by side: coalesced
+  // when the reduced axes are the input's innermost (a row sum). When instead the kept
+  // axes are innermost (a column sum, axis=0 of a matrix), those reads are a stride apart
+  // and each load fetches a cache line for one element (0.41 TB/s on an H100, 5x below
+  // CuPy). Then one thread per output (group 1) makes a warp read 32 adjacent outputs'
+  // elements at once, and the reduced axis is split across blocks (the deterministic
+  // second pass) so that every multiprocessor has work.
+  plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>(reduce_size, 1, kBlock));
   const std::int64_t per_block = kBlock / plan.group;
   const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
   const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 8;

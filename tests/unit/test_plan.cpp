@@ -138,6 +138,16 @@ TEST_CASE("a reduction plan normalises axes, shapes its outputs and splits long 
   CHECK(kept.reduce_size() == 64);
   CHECK(kept.layout().kind == LayoutKind::generic);  // the reduced axis is the outer one
 
+  // The outer axis of a large square (a column sum): one thread per output, so a warp
+  // reads 32 adjacent columns; the reduced axis split across blocks to fill the GPU (NOTE
+  // [ reduction strategy ]). The inner axis keeps a group per output and no split.
+  const auto square = described(DType::float32, {16384, 16384});
+  ReductionPlan columns = sum.plan({square}, std::vector<int>{0});
+  CHECK(columns.splits() > 1);
+  CHECK(columns.launch_config().grid[1] == columns.splits());
+  ReductionPlan square_rows = sum.plan({square}, std::vector<int>{1});
+  CHECK(square_rows.splits() == 1);
+
   // One output over 10^6 elements: split across blocks (a second, finishing pass).
   ReductionPlan all = sum.plan({described(DType::float32, {1'000'000})});
   CHECK(all.outputs()[0].shape.empty());

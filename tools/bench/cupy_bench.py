@@ -42,6 +42,26 @@ def main():
     reduce_ms = median_ms(lambda: sum_sq(x), args.repeat)
     cub_ms = median_ms(lambda: cp.sum(x), args.repeat)
 
+    # The same reduction by shape as tools/bench/bench.cpp: inner, outer and middle axes,
+    # rows of 32.
+    side = 1
+    while (side * 2) * (side * 2) <= n:
+        side *= 2
+    shape_cases = [
+        ("reduction axis=1 of a square (inner)", (side, side), 1),
+        ("reduction axis=0 of a square (outer)", (side, side), 0),
+        ("reduction axis=1 of a cube (middle)", (n // (side * 64), 64, side), 1),
+        ("reduction axis=1 of rows of 32 (segments)", (n // 32, 32), 1),
+    ]
+    shape_rows = []
+    for label, shape, axis in shape_cases:
+        count = 1
+        for extent in shape:
+            count *= extent
+        view = x[:count].reshape(shape)
+        ms = median_ms(lambda: sum_sq(view, axis=axis), args.repeat)
+        shape_rows.append((label, count * 4.0 / ms / 1e9))
+
     small_x = cp.random.uniform(-0.5, 0.5, 1024, dtype=cp.float32)
     small_z = cp.empty_like(small_x)
     calls = 20000
@@ -60,6 +80,8 @@ def main():
     print(f"{'ElementwiseKernel saxpy':44s} {3 * nbytes / saxpy_ms / 1e9:9.3f} TB/s {3 * nbytes / saxpy_ms / 1e9 / copy_tbs:8.2f}x")
     print(f"{'ReductionKernel sum of squares':44s} {nbytes / reduce_ms / 1e9:9.3f} TB/s {nbytes / reduce_ms / 1e9 / copy_tbs:8.2f}x")
     print(f"{'cupy.sum (CUB)':44s} {nbytes / cub_ms / 1e9:9.3f} TB/s {nbytes / cub_ms / 1e9 / copy_tbs:8.2f}x")
+    for label, tbs in shape_rows:
+        print(f"{label:44s} {tbs:9.3f} TB/s {tbs / copy_tbs:8.2f}x")
     print(f"{'ElementwiseKernel call, host time per call':44s} {call_us:9.2f} us")
 
 
