@@ -155,4 +155,37 @@ struct ArrayView<T, -1, Index> {
   }
 };
 
+// A reduction's input in the generic layout, seen as rows: the view's trailing dimensions,
+// whose extents multiply to `inner` (the reduce size), are the reduced ones, and the
+// leading ones index the outputs. row(i) finds output i's first element once (a % and a /
+// per leading dimension); at(row, j) is then one multiply when a single dimension is
+// reduced, so the loop over the reduced elements does no integer division (which bound
+// outer-axis reductions: tools/bench/NOTES.md v7).
+template <class T, class Index>
+struct ReductionRows {
+  const ArrayView<T, -1, Index>& view;
+  int split;  // the first reduced dimension
+  KERNC_DEVICE ReductionRows(const ArrayView<T, -1, Index>& v, Index inner) : view(v), split(v.ndim_) {
+    Index product = 1;
+    while (split > 0 && product < inner) product *= view.shape_[--split];
+  }
+  KERNC_DEVICE char* row(Index i) const {
+    Index offset = 0;
+    for (int d = split - 1; d >= 0; --d) {
+      offset += (i % view.shape_[d]) * view.strides_[d];
+      i /= view.shape_[d];
+    }
+    return reinterpret_cast<char*>(view.data_) + offset;
+  }
+  KERNC_DEVICE T& at(char* row, Index j) const {
+    if (split == view.ndim_ - 1) return *reinterpret_cast<T*>(row + j * view.strides_[split]);
+    Index offset = 0;
+    for (int d = view.ndim_ - 1; d >= split; --d) {
+      offset += (j % view.shape_[d]) * view.strides_[d];
+      j /= view.shape_[d];
+    }
+    return *reinterpret_cast<T*>(row + offset);
+  }
+};
+
 }  // namespace kernc

@@ -151,16 +151,27 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   const auto& sig = definition.signature;
   const std::string& name = definition.name;
   int rank = layout.view_rank();
-  std::string params, input_refs, output_refs, preload_decls, preload_loads;
+  std::string params, input_refs, output_refs, preload_decls, preload_loads, row_setup, row_decls;
+  const bool generic = layout.kind == LayoutKind::generic;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
     bool scalar = is_scalar(types, k);
     params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
     if (!scalar && !p.raw) {
-      // Preloaded kUnroll at a time (see templates/reduction.cu.in), then bound by name.
+      // Preloaded kUnroll at a time (see templates/reduction.cu.in), then bound by name. In
+      // the generic layout an output's row is found once and its elements by the reduced
+      // index alone (kernc::ReductionRows): no division per element.
       std::string type = c_type(p, resolved.inputs[k]);
       preload_decls += fmt::format("        {} _v_{}[_kUnroll];\n", type, p.name);
-      preload_loads += fmt::format("            _v_{}[_k] = _raw_{}[_i * _reduce_size + _j];\n", p.name, p.name);
+      if (generic) {
+        row_setup += fmt::format("  const kernc::ReductionRows<{}, _index_t> _rows_{}(_raw_{}, _reduce_size);\n", type,
+                                 p.name, p.name);
+        row_decls += fmt::format("      char* const _row_{} = _j_begin < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
+                                 p.name);
+        preload_loads += fmt::format("            _v_{}[_k] = _rows_{}.at(_row_{}, _j);\n", p.name, p.name, p.name);
+      } else {
+        preload_loads += fmt::format("            _v_{}[_k] = _raw_{}[_i * _reduce_size + _j];\n", p.name, p.name);
+      }
       input_refs += fmt::format("            const {}& {} = _v_{}[_k];\n", type, p.name, p.name);
     }
   }
@@ -186,6 +197,8 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       {"reduce_type", reduce_type},
       {"preload_decls", preload_decls},
       {"preload_loads", preload_loads},
+      {"row_setup", row_setup},
+      {"row_decls", row_decls},
       {"preamble", wrap_snippet(name, "preamble", o.preamble)},
       {"has_identity", has_identity ? "true" : "false"},
       {"params", params},

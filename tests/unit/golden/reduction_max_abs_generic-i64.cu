@@ -66,12 +66,14 @@ a > b
   const _index_t _chunk = (_reduce_size + _splits - 1) / _splits;
   const _index_t _j_begin = static_cast<_index_t>(blockIdx.y) * _chunk;
   const _index_t _j_end = _j_begin + _chunk < _reduce_size ? _j_begin + _chunk : _reduce_size;
+  const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
   for (_index_t _base = static_cast<_index_t>(blockIdx.x) * _per_block; _base < _out_size;
        _base += static_cast<_index_t>(gridDim.x) * _per_block) {
     const _index_t _i = _base + threadIdx.x / _group;
     _type_reduce _s = _type_reduce();
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
+      char* const _row_x = _j_begin < _j_end ? _rows_x.row(_i) : nullptr;
       // _kUnroll elements per step, all loaded before the first is mapped: several loads
       // in flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
       constexpr int _kUnroll = 8;
@@ -81,7 +83,7 @@ a > b
         for (int _k = 0; _k < _kUnroll; ++_k) {
           const _index_t _j = _J0 + _k * _group;
           if (_j < _j_end) {
-            _v_x[_k] = _raw_x[_i * _reduce_size + _j];
+            _v_x[_k] = _rows_x.at(_row_x, _j);
           }
         }
 #pragma unroll
@@ -92,7 +94,7 @@ a > b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 96 "max_abs.cu"
+#line 98 "max_abs.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -109,7 +111,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 113 "max_abs.cu"
+#line 115 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -131,7 +133,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 135 "max_abs.cu"
+#line 137 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -157,7 +159,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 161 "max_abs.cu"
+#line 163 "max_abs.cu"
     }
   }
 }
