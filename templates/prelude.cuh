@@ -1,6 +1,7 @@
 // kernc device prelude: the one place where CUDA and HIP differ for generated code.
 // NOTE [ prelude ]: generated kernels and the other templates use only what this file
-// defines (KERNC_DEVICE, kernc::bits_* and the half-precision conversions); nothing else
+// defines (KERNC_DEVICE, kernc::bits_*, the half-precision conversions and
+// kernc::shuffle_down); nothing else
 // in templates/ or src/ may test which compiler is running.
 #pragma once
 
@@ -36,6 +37,17 @@ KERNC_DEVICE float half_bits_to_float(unsigned short h) {
   return f;
 #else
   return static_cast<float>(*reinterpret_cast<_Float16*>(&h));
+#endif
+}
+
+// The 32-bit word of the lane `offset` above this one in the warp (wavefront). Every lane
+// of the warp must call it. Groups of up to 32 lanes only: AMD's wavefronts are 64 wide,
+// NVIDIA's warps 32, and a group never straddles either.
+KERNC_DEVICE unsigned int shuffle_down(unsigned int word, int offset) {
+#if defined(KERNC_CUDA)
+  return __shfl_down_sync(0xffffffffu, word, offset);
+#else
+  return __shfl_down(word, offset);
 #endif
 }
 

@@ -245,7 +245,9 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   // CuPy). Then one thread per output (group 1) makes a warp read 32 adjacent outputs'
   // elements at once, and the reduced axis is split across blocks (the deterministic
   // second pass) so that every multiprocessor has work.
-  plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>(reduce_size, 1, kBlock));
+  // Otherwise a group per output, sized so that each thread has about 4 elements (rows of
+  // 32: groups of 8, 4 rows a warp; long rows: 256 threads a row).
+  plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kBlock));
   const std::int64_t per_block = kBlock / plan.group;
   const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
   const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 8;

@@ -18,10 +18,37 @@ namespace {
 constexpr int _kReduceBlock = 256;
 constexpr bool _kHasIdentity = false;
 
-// Tree-reduces each group's values in shared memory; the group's first lane ends with
-// the result. Values without data (has == false) are skipped, so an identity is optional.
+// `value` of the lane `offset` above this one, for any trivially copyable reduce type:
+// moved as 32-bit words.
+KERNC_DEVICE _type_reduce _shuffle_down(const _type_reduce& value, int offset) {
+  constexpr int kWords = static_cast<int>((sizeof(_type_reduce) + 3) / 4);
+  unsigned int words[kWords];
+  memcpy(words, &value, sizeof(_type_reduce));
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = kernc::shuffle_down(words[w], offset);
+  _type_reduce out;
+  memcpy(&out, words, sizeof(_type_reduce));
+  return out;
+}
+
+// Reduces each group's values; the group's first lane ends with the result. Values
+// without data (has == false) are skipped, so an identity is optional. A group of at most
+// a warp (short rows, one thread per output) reduces with warp shuffles and no barrier;
+// larger groups, and reduce types that cannot be copied as words, through shared memory.
+// Every thread of the block calls this (the shuffles and barriers need them all).
 template <class Reduce>
 KERNC_DEVICE void _reduce_groups(_type_reduce& s, bool& has, int lane, int group, Reduce reduce) {
+  if (__is_trivially_copyable(_type_reduce) && group <= 32) {
+    for (int offset = group / 2; offset > 0; offset /= 2) {
+      const _type_reduce other = _shuffle_down(s, offset);
+      const bool other_has = kernc::shuffle_down(has ? 1u : 0u, offset) != 0;
+      if (lane < offset && other_has) {
+        s = has ? reduce(s, other) : other;
+        has = true;
+      }
+    }
+    return;
+  }
   __shared__ unsigned long long storage[(_kReduceBlock * sizeof(_type_reduce) + 7) / 8];
   __shared__ bool valid[_kReduceBlock];
   _type_reduce* values = reinterpret_cast<_type_reduce*>(storage);
@@ -58,7 +85,7 @@ extern "C" __global__ void max_abs(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 62 "max_abs.cu"
+#line 89 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -94,7 +121,7 @@ a > b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 98 "max_abs.cu"
+#line 125 "max_abs.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -111,7 +138,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 115 "max_abs.cu"
+#line 142 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -133,7 +160,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 137 "max_abs.cu"
+#line 164 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -159,7 +186,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 163 "max_abs.cu"
+#line 190 "max_abs.cu"
     }
   }
 }

@@ -15,10 +15,37 @@ namespace {
 constexpr int _kReduceBlock = 256;
 constexpr bool _kHasIdentity = true;
 
-// Tree-reduces each group's values in shared memory; the group's first lane ends with
-// the result. Values without data (has == false) are skipped, so an identity is optional.
+// `value` of the lane `offset` above this one, for any trivially copyable reduce type:
+// moved as 32-bit words.
+KERNC_DEVICE _type_reduce _shuffle_down(const _type_reduce& value, int offset) {
+  constexpr int kWords = static_cast<int>((sizeof(_type_reduce) + 3) / 4);
+  unsigned int words[kWords];
+  memcpy(words, &value, sizeof(_type_reduce));
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = kernc::shuffle_down(words[w], offset);
+  _type_reduce out;
+  memcpy(&out, words, sizeof(_type_reduce));
+  return out;
+}
+
+// Reduces each group's values; the group's first lane ends with the result. Values
+// without data (has == false) are skipped, so an identity is optional. A group of at most
+// a warp (short rows, one thread per output) reduces with warp shuffles and no barrier;
+// larger groups, and reduce types that cannot be copied as words, through shared memory.
+// Every thread of the block calls this (the shuffles and barriers need them all).
 template <class Reduce>
 KERNC_DEVICE void _reduce_groups(_type_reduce& s, bool& has, int lane, int group, Reduce reduce) {
+  if (__is_trivially_copyable(_type_reduce) && group <= 32) {
+    for (int offset = group / 2; offset > 0; offset /= 2) {
+      const _type_reduce other = _shuffle_down(s, offset);
+      const bool other_has = kernc::shuffle_down(has ? 1u : 0u, offset) != 0;
+      if (lane < offset && other_has) {
+        s = has ? reduce(s, other) : other;
+        has = true;
+      }
+    }
+    return;
+  }
   __shared__ unsigned long long storage[(_kReduceBlock * sizeof(_type_reduce) + 7) / 8];
   __shared__ bool valid[_kReduceBlock];
   _type_reduce* values = reinterpret_cast<_type_reduce*>(storage);
@@ -53,7 +80,7 @@ extern "C" __global__ void sum_of_squares(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 57 "sum_of_squares.cu"
+#line 84 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -67,7 +94,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 71 "sum_of_squares.cu"
+#line 98 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -91,7 +118,7 @@ a + b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 95 "sum_of_squares.cu"
+#line 122 "sum_of_squares.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -106,7 +133,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 110 "sum_of_squares.cu"
+#line 137 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -126,7 +153,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 130 "sum_of_squares.cu"
+#line 157 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -137,7 +164,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 141 "sum_of_squares.cu"
+#line 168 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -154,7 +181,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 158 "sum_of_squares.cu"
+#line 185 "sum_of_squares.cu"
     }
   }
 }
