@@ -22,7 +22,7 @@ template <class T>
 std::vector<T> elements(const SourceValue& value) {
   const std::string bytes = value.c_order_data();
   std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());  // an empty vector's data() may be null
   return out;
 }
 
