@@ -166,7 +166,7 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       if (generic) {
         row_setup += fmt::format("  const kernc::ReductionRows<{}, _index_t> _rows_{}(_raw_{}, _reduce_size);\n", type,
                                  p.name, p.name);
-        row_decls += fmt::format("      char* const _row_{} = _j_begin < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
+        row_decls += fmt::format("      char* const _row_{} = _j_first < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
                                  p.name);
         preload_loads += fmt::format("            _v_{}[_k] = _rows_{}.at(_row_{}, _j);\n", p.name, p.name, p.name);
       } else {

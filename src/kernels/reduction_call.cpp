@@ -235,7 +235,9 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   }
   plan.multiprocessors = multiprocessors;
   const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
-  plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock);
+  // The margin covers the last step past the end: a thread's reduced index advances by
+  // group * 8 (the template's _kUnroll) * splits, at most kBlock * 8 * target_blocks.
+  plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock * 8);
   const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
   // NOTE [ reduction strategy ]
   // A group of threads per output reads that output's elements side by side: coalesced

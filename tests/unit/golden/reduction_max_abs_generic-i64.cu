@@ -90,9 +90,16 @@ a > b
   };
   const _index_t _lane = threadIdx.x % _group;
   const _index_t _per_block = _kReduceBlock / _group;
-  const _index_t _chunk = (_reduce_size + _splits - 1) / _splits;
-  const _index_t _j_begin = static_cast<_index_t>(blockIdx.y) * _chunk;
-  const _index_t _j_end = _j_begin + _chunk < _reduce_size ? _j_begin + _chunk : _reduce_size;
+  // _kUnroll elements per step, all loaded before the first is mapped: several loads in
+  // flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
+  constexpr int _kUnroll = 8;
+  // With _splits > 1 the splits take turns, tile by tile (a tile is _group * _kUnroll
+  // elements): at any moment all blocks read neighbouring memory, as when reading rows.
+  // Contiguous chunks per split measured 0.74x copy bandwidth on a full reduction
+  // (tools/bench/NOTES.md v10). The assignment is fixed, so results stay deterministic.
+  const _index_t _j_first = static_cast<_index_t>(blockIdx.y) * _group * _kUnroll;
+  const _index_t _j_step = _group * _kUnroll * _splits;
+  const _index_t _j_end = _reduce_size;
   const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
   for (_index_t _base = static_cast<_index_t>(blockIdx.x) * _per_block; _base < _out_size;
        _base += static_cast<_index_t>(gridDim.x) * _per_block) {
@@ -100,11 +107,8 @@ a > b
     _type_reduce _s = _type_reduce();
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
-      char* const _row_x = _j_begin < _j_end ? _rows_x.row(_i) : nullptr;
-      // _kUnroll elements per step, all loaded before the first is mapped: several loads
-      // in flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
-      constexpr int _kUnroll = 8;
-      for (_index_t _J0 = _j_begin + _lane; _J0 < _j_end; _J0 += _group * _kUnroll) {
+      char* const _row_x = _j_first < _j_end ? _rows_x.row(_i) : nullptr;
+      for (_index_t _J0 = _j_first + _lane; _J0 < _j_end; _J0 += _j_step) {
         T _v_x[_kUnroll];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
@@ -121,7 +125,7 @@ a > b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 125 "max_abs.cu"
+#line 129 "max_abs.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -138,7 +142,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 142 "max_abs.cu"
+#line 146 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -160,7 +164,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 164 "max_abs.cu"
+#line 168 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -186,7 +190,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 190 "max_abs.cu"
+#line 194 "max_abs.cu"
     }
   }
 }

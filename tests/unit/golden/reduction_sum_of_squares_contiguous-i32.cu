@@ -85,23 +85,27 @@ a + b
   };
   const _index_t _lane = threadIdx.x % _group;
   const _index_t _per_block = _kReduceBlock / _group;
-  const _index_t _chunk = (_reduce_size + _splits - 1) / _splits;
-  const _index_t _j_begin = static_cast<_index_t>(blockIdx.y) * _chunk;
-  const _index_t _j_end = _j_begin + _chunk < _reduce_size ? _j_begin + _chunk : _reduce_size;
+  // _kUnroll elements per step, all loaded before the first is mapped: several loads in
+  // flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
+  constexpr int _kUnroll = 8;
+  // With _splits > 1 the splits take turns, tile by tile (a tile is _group * _kUnroll
+  // elements): at any moment all blocks read neighbouring memory, as when reading rows.
+  // Contiguous chunks per split measured 0.74x copy bandwidth on a full reduction
+  // (tools/bench/NOTES.md v10). The assignment is fixed, so results stay deterministic.
+  const _index_t _j_first = static_cast<_index_t>(blockIdx.y) * _group * _kUnroll;
+  const _index_t _j_step = _group * _kUnroll * _splits;
+  const _index_t _j_end = _reduce_size;
   for (_index_t _base = static_cast<_index_t>(blockIdx.x) * _per_block; _base < _out_size;
        _base += static_cast<_index_t>(gridDim.x) * _per_block) {
     const _index_t _i = _base + threadIdx.x / _group;
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 98 "sum_of_squares.cu"
+#line 105 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
-      // _kUnroll elements per step, all loaded before the first is mapped: several loads
-      // in flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
-      constexpr int _kUnroll = 8;
-      for (_index_t _J0 = _j_begin + _lane; _J0 < _j_end; _J0 += _group * _kUnroll) {
+      for (_index_t _J0 = _j_first + _lane; _J0 < _j_end; _J0 += _j_step) {
         T _v_x[_kUnroll];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
@@ -118,7 +122,7 @@ a + b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 122 "sum_of_squares.cu"
+#line 126 "sum_of_squares.cu"
             );
             _s = _has ? _reduce(_s, _a) : _a;
             _has = true;
@@ -133,7 +137,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 137 "sum_of_squares.cu"
+#line 141 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -153,7 +157,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 157 "sum_of_squares.cu"
+#line 161 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -164,7 +168,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 168 "sum_of_squares.cu"
+#line 172 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -181,7 +185,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 185 "sum_of_squares.cu"
+#line 189 "sum_of_squares.cu"
     }
   }
 }
