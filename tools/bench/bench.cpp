@@ -94,6 +94,42 @@ int main(int argc, char** argv) {
     double reduce_ms = time_ms(device, repeat, [&] { sum_sq({x}, std::nullopt, false, {out}); });
     double reduce_tbs = bytes1 / reduce_ms / 1e9;
 
+    // saxpy on layouts other than flat (issue 14's elementwise cases), over the same 2^28
+    // floats seen as square matrices; bytes are those of every element read and written.
+    std::int64_t square_side = 1;
+    while ((square_side * 2) * (square_side * 2) <= n) square_side *= 2;
+    const std::int64_t square = square_side * square_side;
+    auto as_square = [&](const DeviceArray& a) {
+      return ArrayRef::contiguous(a.ref().data, DType::float32, {square_side, square_side});
+    };
+    struct LayoutCase {
+      const char* label;
+      ArrayRef x, y, z;
+      double bytes;
+    };
+    ArrayRef row = as_square(y);  // y[:side] as a row, the same in every row
+    row.shape = {square_side, square_side};
+    row.strides = {0, 4};
+    ArrayRef column = as_square(y);  // y[:side] as a column, the same value along each row
+    column.strides = {4, 0};
+    ArrayRef x_half = ArrayRef::contiguous(x.ref().data, DType::float32, {n}).sliced(0, 0, n, 2);
+    ArrayRef y_half = ArrayRef::contiguous(y.ref().data, DType::float32, {n}).sliced(0, 0, n, 2);
+    const std::vector<LayoutCase> layout_cases = {
+        {"saxpy broadcast row (y[None, :])", as_square(x), row, as_square(z), 2.0 * square * 4},
+        {"saxpy broadcast column (y[:, None])", as_square(x), column, as_square(z), 2.0 * square * 4},
+        {"saxpy all Fortran-ordered (x.T, y.T, z.T)", as_square(x).transposed(), as_square(y).transposed(),
+         as_square(z).transposed(), 3.0 * square * 4},
+        {"saxpy one operand transposed (x.T)", as_square(x).transposed(), as_square(y), as_square(z),
+         3.0 * square * 4},
+        {"saxpy every second element (x[::2], y[::2])", x_half, y_half,
+         ArrayRef::contiguous(z.ref().data, DType::float32, {n / 2}), 3.0 * (n / 2) * 4},
+    };
+    std::vector<double> layout_tbs;
+    for (const auto& c : layout_cases) {
+      double ms = time_ms(device, repeat, [&] { saxpy({2.0f, c.x, c.y}, {c.z}); });
+      layout_tbs.push_back(c.bytes / ms / 1e9);
+    }
+
     // Reductions by shape, over the same 2^28 floats seen as matrices (issue 14's cases):
     // the inner axis, the outer axis, the middle axis of a 3-D array, many short rows.
     struct ShapeCase {
@@ -206,6 +242,9 @@ int main(int argc, char** argv) {
     std::printf("%-44s %9.3f TB/s %10s\n", "device copy (read+write)", copy_tbs, "1.00");
     std::printf("%-44s %9.3f TB/s %9.2fx\n", "elementwise saxpy float32 (3 arrays)", saxpy_tbs, saxpy_tbs / copy_tbs);
     std::printf("%-44s %9.3f TB/s %9.2fx\n", "reduction sum of squares float32 (read)", reduce_tbs, reduce_tbs / copy_tbs);
+    for (std::size_t k = 0; k < layout_cases.size(); ++k) {
+      std::printf("%-44s %9.3f TB/s %9.2fx\n", layout_cases[k].label, layout_tbs[k], layout_tbs[k] / copy_tbs);
+    }
     for (std::size_t k = 0; k < shape_cases.size(); ++k) {
       std::printf("%-44s %9.3f TB/s %9.2fx\n", shape_cases[k].label, shape_tbs[k], shape_tbs[k] / copy_tbs);
     }

@@ -42,6 +42,23 @@ def main():
     reduce_ms = median_ms(lambda: sum_sq(x), args.repeat)
     cub_ms = median_ms(lambda: cp.sum(x), args.repeat)
 
+    # saxpy on other layouts, as tools/bench/bench.cpp: bytes of every element read and written.
+    side = 1
+    while (side * 2) * (side * 2) <= n:
+        side *= 2
+    sq = side * side
+    xs, ys, zs = x[:sq].reshape(side, side), y[:sq].reshape(side, side), z[:sq].reshape(side, side)
+    a = cp.float32(2.0)
+    layout_cases = [
+        ("saxpy broadcast row (y[None, :])", lambda: saxpy(a, xs, y[:side][None, :], zs), 2 * sq * 4.0),
+        ("saxpy broadcast column (y[:, None])", lambda: saxpy(a, xs, y[:side][:, None], zs), 2 * sq * 4.0),
+        ("saxpy all Fortran-ordered (x.T, y.T, z.T)", lambda: saxpy(a, xs.T, ys.T, zs.T), 3 * sq * 4.0),
+        ("saxpy one operand transposed (x.T)", lambda: saxpy(a, xs.T, ys, zs), 3 * sq * 4.0),
+        ("saxpy every second element (x[::2], y[::2])", lambda: saxpy(a, x[::2], y[::2], z[: n // 2]),
+         3 * (n // 2) * 4.0),
+    ]
+    layout_rows = [(label, nbytes_case / median_ms(fn, args.repeat) / 1e9) for label, fn, nbytes_case in layout_cases]
+
     # The same reduction by shape as tools/bench/bench.cpp: inner, outer and middle axes,
     # rows of 32.
     side = 1
@@ -80,7 +97,7 @@ def main():
     print(f"{'ElementwiseKernel saxpy':44s} {3 * nbytes / saxpy_ms / 1e9:9.3f} TB/s {3 * nbytes / saxpy_ms / 1e9 / copy_tbs:8.2f}x")
     print(f"{'ReductionKernel sum of squares':44s} {nbytes / reduce_ms / 1e9:9.3f} TB/s {nbytes / reduce_ms / 1e9 / copy_tbs:8.2f}x")
     print(f"{'cupy.sum (CUB)':44s} {nbytes / cub_ms / 1e9:9.3f} TB/s {nbytes / cub_ms / 1e9 / copy_tbs:8.2f}x")
-    for label, tbs in shape_rows:
+    for label, tbs in layout_rows + shape_rows:
         print(f"{label:44s} {tbs:9.3f} TB/s {tbs / copy_tbs:8.2f}x")
     print(f"{'ElementwiseKernel call, host time per call':44s} {call_us:9.2f} us")
 
