@@ -14,6 +14,9 @@ struct ElementwiseDefinition {
   dsl::Signature signature;
   std::string operation;
   ElementwiseOptions options;
+  /// No snippet names the loop index (`i`, `_ind`): the loop may visit the elements in any
+  /// order, so the planner may reorder axes by the arrays' common stride order.
+  bool any_loop_order = false;
 };
 
 struct ReductionDefinition {

@@ -1,5 +1,6 @@
 #include "dsl/loop_plan.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -49,9 +50,37 @@ bool fits_index32(std::int64_t extent, std::int64_t threads) {
   return extent >= 0 && extent + threads < std::numeric_limits<std::int32_t>::max();
 }
 
+namespace {
+
+// `kept` reordered by the arrays' common stride order (largest |stride| first), or left as
+// it is when the arrays disagree (one transposed against the others) or it is already so.
+void order_by_strides(std::vector<size_t>& kept, const std::vector<std::vector<std::int64_t>>& strides) {
+  if (kept.size() < 2 || strides.empty()) return;
+  auto key = [&strides](size_t d) {
+    std::int64_t largest = 0;
+    for (const auto& s : strides) largest = std::max<std::int64_t>(largest, std::llabs(s[d]));
+    return largest;
+  };
+  std::vector<size_t> order = kept;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
+  // Every array's strides must shrink along the new order (broadcast axes, stride 0, aside).
+  for (const auto& s : strides) {
+    std::int64_t previous = -1;
+    for (size_t d : order) {
+      const std::int64_t magnitude = static_cast<std::int64_t>(std::llabs(s[d]));
+      if (magnitude == 0) continue;
+      if (previous >= 0 && magnitude > previous) return;
+      previous = magnitude;
+    }
+  }
+  kept = std::move(order);
+}
+
+}  // namespace
+
 LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vector<std::int64_t>> strides,
                    const std::vector<std::size_t>& item_sizes, bool collapse, std::int64_t threads,
-                   std::int64_t extra_extent) {
+                   std::int64_t extra_extent, bool reorder) {
   LoopPlan plan;
   plan.size = 1;
   for (auto extent : shape) plan.size *= extent;
@@ -60,6 +89,7 @@ LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vect
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] != 1) kept.push_back(d);
   }
+  if (reorder) order_by_strides(kept, strides);
   plan.shape.clear();
   plan.strides.assign(strides.size(), {});
   for (size_t d : kept) {

@@ -35,9 +35,12 @@ struct LoopPlan {
 /// (CuPy's reduce_dims). `threads` is the most threads a launch may start (for the
 /// 32-bit index check); `extra_extent` any other byte span or size the kernel indexes
 /// (raw arrays), which must also fit for 32-bit indexing.
+/// With `reorder` (the kernel never names its loop index), axes are first put in the
+/// arrays' common stride order, largest first, when they all agree on one: arrays that are
+/// all Fortran-ordered, or all permuted alike, then collapse to a contiguous loop.
 LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vector<std::int64_t>> strides,
                    const std::vector<std::size_t>& item_sizes, bool collapse, std::int64_t threads,
-                   std::int64_t extra_extent);
+                   std::int64_t extra_extent, bool reorder = false);
 
 /// Whether indices up to `extent` (plus a grid stride of `threads`) fit in a signed 32-bit int.
 bool fits_index32(std::int64_t extent, std::int64_t threads = 0);

@@ -143,6 +143,15 @@ void check_size(std::string_view what, std::string_view text, std::size_t limit)
                         text.size(), text.substr(0, kShown), limit));
 }
 
+bool names_word(std::string_view text, std::string_view word) {
+  auto is_word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if ((at == 0 || !is_word_char(text[at - 1])) && (end == text.size() || !is_word_char(text[end]))) return true;
+  }
+  return false;
+}
+
 void check_raw_kernel_name(std::string_view name) {
   check_size("the kernel name", name, limits::kMaxNameLength);
   if (!is_identifier(name)) {

@@ -39,6 +39,9 @@ void check_raw_kernel_name(std::string_view name);
 /// names `what` (e.g. "saxpy: operation"), the size, the limit and the start of the text.
 void check_size(std::string_view what, std::string_view text, std::size_t limit);
 
+/// Whether `text` contains `word` as a whole identifier (not inside a longer one).
+bool names_word(std::string_view text, std::string_view word);
+
 /// Whether `word` is a C++ keyword (names may not be keywords).
 bool is_cpp_keyword(std::string_view word);
 

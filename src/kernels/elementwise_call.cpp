@@ -167,7 +167,7 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
   // The contiguous kernel's last index may run kUnroll grid strides past the end, which
   // 32-bit indexing must still hold.
   plan.loop = dsl::plan_loop(plan.shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                             max_blocks * block * kUnroll, extra);
+                             max_blocks * block * kUnroll, extra, def.any_loop_order && def.options.reduce_dims);
   plan.rank = plan.loop.layout.view_rank();
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(block);

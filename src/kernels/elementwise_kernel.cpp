@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "codegen/kernel_codegen.hpp"
@@ -24,6 +27,10 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
   for (const auto& [text, what] : snippets) {
     dsl::check_size(fmt::format("{}: {}", name, what), *text, limits::kMaxSourceBytes);
   }
+  // Conservative: a word `i` or `_ind` anywhere (a comment too) keeps the C order.
+  definition->any_loop_order = !std::any_of(std::begin(snippets), std::end(snippets), [](const auto& snippet) {
+    return dsl::names_word(*snippet.first, "i") || dsl::names_word(*snippet.first, "_ind");
+  });
   definition->name = std::move(name);
   definition->operation = std::move(operation);
   definition->options = std::move(options);

@@ -414,6 +414,31 @@ TEST_CASE("ElementwiseKernel::operator() reads and writes transposed, sliced, re
                    [](const ArrayRef& a) { return a.sliced(3, 5, -7, -2).transposed({4, 2, 0, 3, 1}); });
 }
 
+TEST_CASE("ElementwiseKernel::operator() on all-Fortran operands (axes reordered) and with i (C order kept)") {
+  KERNC_GPU_RANDOM(random, "elementwise fortran order");
+  const std::int64_t rows = 517, cols = 1031;
+  const auto x = random.uniform<float>(rows * cols);
+  const auto y = random.uniform<float>(rows * cols);
+  // Each buffer holds a (cols, rows) C array; its transpose is a Fortran-ordered (rows, cols) view.
+  const auto dx = upload(DType::float32, {cols, rows}, x);
+  const auto dy = upload(DType::float32, {cols, rows}, y);
+  auto dz = poisoned(DType::float32, {cols, rows});
+  const ElementwiseKernel add("T x, T y", "T z", "z = x - 2 * y", "gpu_fortran_add");
+  add({dx.ref().transposed(), dy.ref().transposed()}, {dz.ref().transposed()});
+  auto z = download<float>(dz);
+  for (std::int64_t k = 0; k < rows * cols; ++k) REQUIRE(z[k] == x[k] - 2 * y[k]);
+  // `i` is the C-order index over the (rows, cols) loop, whatever the memory order.
+  const ElementwiseKernel with_i("T x", "T z", "z = x + (T)i", "gpu_fortran_i");
+  with_i({dx.ref().transposed()}, {dz.ref().transposed()});
+  z = download<float>(dz);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const std::int64_t memory = c * rows + r;  // element (r, c) of the transposed views
+      REQUIRE(z[memory] == x[memory] + static_cast<float>(r * cols + c));
+    }
+  }
+}
+
 TEST_CASE("ElementwiseKernel::operator() writes into a passed non-contiguous output and nowhere else") {
   KERNC_GPU_RANDOM(random, "elementwise strided output");
   const auto& saxpy = saxpy_kernel();

@@ -63,6 +63,30 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   CHECK(transposed.layout().kind == LayoutKind::strided);
 }
 
+TEST_CASE("an elementwise plan puts the axes in the arrays' common stride order unless the kernel names i or _ind") {
+  // All operands Fortran-ordered (transposed C arrays): the same memory order, so the loop
+  // is contiguous once the axes are reversed (issue 14, item 3).
+  const ArrayRef x = described(DType::float32, {300, 500}).transposed();
+  const ArrayRef y = described(DType::float32, {300, 500}).transposed();
+  const ArrayRef z = described(DType::float32, {300, 500}).transposed();
+  const ElementwiseKernel add("T x, T y", "T z", "z = x + y", "plan_order_add");
+  CHECK(add.plan({x, y}, {z}).layout().kind == LayoutKind::contiguous);
+  // A snippet that names the loop index sees the C order of the output, as in CuPy: no reorder.
+  const ElementwiseKernel indexed("T x, T y", "T z", "z = x + y + i", "plan_order_i");
+  CHECK(indexed.plan({x, y}, {z}).layout().kind == LayoutKind::strided);
+  const ElementwiseKernel multi("T x, T y", "T z", "z = x + y + _ind.get()[0]", "plan_order_ind");
+  CHECK(multi.plan({x, y}, {z}).layout().kind == LayoutKind::strided);
+  // A name that merely contains i (`ix`, `pi`) does not count.
+  const ElementwiseKernel named("T ix, T pi", "T z", "z = ix + pi", "plan_order_names");
+  CHECK(named.plan({x, y}, {z}).layout().kind == LayoutKind::contiguous);
+  // Operands that disagree (one transposed against C-ordered others) keep the C order.
+  const ArrayRef c = described(DType::float32, {500, 300});
+  CHECK(add.plan({x, c}, {described(DType::float32, {500, 300})}).layout().kind == LayoutKind::strided);
+  // Broadcast operands (stride 0) do not vote: a broadcast row with Fortran-ordered others.
+  ArrayRef row = described(DType::float32, {300});
+  CHECK(add.plan({x, row.transposed()}, {z}).layout().kind != LayoutKind::generic);
+}
+
 TEST_CASE("an elementwise plan picks 64-bit indexing for arrays past 2^31 elements, without memory") {
   const ElementwiseKernel copy("T x", "T y", "y = x", "plan_copy");
   ElementwisePlan big = copy.plan({described(DType::int8, {3'000'000'000})});
