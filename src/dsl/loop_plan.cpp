@@ -61,6 +61,11 @@ void order_by_strides(std::vector<size_t>& kept, const std::vector<std::vector<s
     for (const auto& s : strides) largest = std::max<std::int64_t>(largest, std::llabs(s[d]));
     return largest;
   };
+  // Every plain call plans its loop: the common case, already in order (C-ordered arrays),
+  // allocates and sorts nothing.
+  bool ordered = true;
+  for (size_t k = 1; ordered && k < kept.size(); ++k) ordered = key(kept[k - 1]) >= key(kept[k]);
+  if (ordered) return;
   std::vector<size_t> order = kept;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
   // Every array's strides must shrink along the new order (broadcast axes, stride 0, aside).

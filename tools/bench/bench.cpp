@@ -138,8 +138,7 @@ int main(int argc, char** argv) {
       std::vector<int> axes;
     };
     std::vector<ShapeCase> shape_cases;
-    std::int64_t side = 1;
-    while ((side * 2) * (side * 2) <= n) side *= 2;
+    const std::int64_t side = square_side;
     shape_cases.push_back({"reduction axis=1 of a square (inner)", {side, side}, {1}});
     shape_cases.push_back({"reduction axis=0 of a square (outer)", {side, side}, {0}});
     shape_cases.push_back({"reduction axis=1 of a cube (middle)", {n / (side * 64), 64, side}, {1}});

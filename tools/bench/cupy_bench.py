@@ -60,10 +60,7 @@ def main():
     layout_rows = [(label, nbytes_case / median_ms(fn, args.repeat) / 1e9) for label, fn, nbytes_case in layout_cases]
 
     # The same reduction by shape as tools/bench/bench.cpp: inner, outer and middle axes,
-    # rows of 32.
-    side = 1
-    while (side * 2) * (side * 2) <= n:
-        side *= 2
+    # rows of 32 (`side` as above).
     shape_cases = [
         ("reduction axis=1 of a square (inner)", (side, side), 1),
         ("reduction axis=0 of a square (outer)", (side, side), 0),

@@ -20,8 +20,8 @@ constexpr unsigned kDefaultBlock = 256;     // raw kernels without --block
 
 
 // The same error with `context` in front of its message (compile failures keep their log).
-// A message that starts with `repeated` ("saxpy: ", "source \"x.npy\": ") loses that
-// start, which the context already says: a message names its kernel or source once.
+// A message that starts with `repeated` (the library's "saxpy: ") loses that start, which
+// the context already says: a message names its kernel once.
 Error with_context(const Error& error, const std::string& context, const std::string& repeated = "") {
   if (error.compile_failure()) return error;
   std::string message = error.what();
@@ -104,8 +104,7 @@ SourceValue load_argument(const std::string& name, const std::string& text, cons
   try {
     return load_source(text);
   } catch (const Error& error) {
-    throw with_context(error, fmt::format("{} {}", option, name.empty() ? text : name + "=" + text),
-                       fmt::format("source \"{}\": ", text));
+    throw with_context(error, fmt::format("{} {}", option, name.empty() ? text : name + "=" + text));
   }
 }
 

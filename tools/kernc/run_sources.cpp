@@ -41,9 +41,8 @@ const char* const kSourceHint =
 
 namespace {
 
-Error bad_source(const std::string& text, const std::string& what) {
-  return Error(ErrorCode::invalid_argument, fmt::format("source \"{}\": {}", text, what));
-}
+// What is wrong with a SOURCE; the caller names the source (`--in x=SOURCE: ...`), once.
+Error bad_source(const std::string& what) { return Error(ErrorCode::invalid_argument, what); }
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
@@ -227,12 +226,12 @@ std::pair<long double, long double> integer_range(DType dtype) {
 Scalar typed_scalar(const std::string& text, const Literal& literal, DType dtype) {
   if (is_integer(dtype)) {
     if (literal.kind != Literal::integer) {
-      throw bad_source(text, fmt::format("{} needs an integer value", to_string(dtype)));
+      throw bad_source(fmt::format("{} needs an integer value", to_string(dtype)));
     }
     long double value = literal.negative ? -static_cast<long double>(literal.magnitude) : literal.magnitude;
     auto [low, high] = integer_range(dtype);
     if (value < low || value > high) {
-      throw bad_source(text, fmt::format("{} is out of the range of {} ({} to {})", text.substr(0, text.find(':')),
+      throw bad_source(fmt::format("{} is out of the range of {} ({} to {})", text.substr(0, text.find(':')),
                                          to_string(dtype), static_cast<long long>(low),
                                          dtype == DType::uint64 ? std::string("18446744073709551615")
                                                                 : fmt::format("{}", static_cast<long long>(high))));
@@ -254,10 +253,10 @@ Scalar typed_scalar(const std::string& text, const Literal& literal, DType dtype
     if (literal.kind == Literal::boolean || (literal.kind == Literal::integer && literal.magnitude <= 1)) {
       return Scalar(literal.re != 0);
     }
-    throw bad_source(text, "bool needs true, false, 1 or 0");
+    throw bad_source("bool needs true, false, 1 or 0");
   }
   if (literal.kind == Literal::complex && !is_complex(dtype)) {
-    throw bad_source(text, fmt::format("a complex value for the real dtype {}", to_string(dtype)));
+    throw bad_source(fmt::format("a complex value for the real dtype {}", to_string(dtype)));
   }
   switch (dtype) {
     case DType::float32: return Scalar(static_cast<float>(literal.re));
@@ -288,13 +287,13 @@ SourceValue scalar_source(const std::string& text) {
   std::string value = text.substr(0, colon);
   auto literal = parse_literal(value);
   if (!literal) {
-    throw bad_source(text, fmt::format("not a .npy file, a generator or a scalar literal.\n{}", kSourceSyntax));
+    throw bad_source(fmt::format("not a .npy file, a generator or a scalar literal.\n{}", kSourceSyntax));
   }
   SourceValue out;
   if (colon == std::string::npos) {
     if (literal->kind == Literal::integer && literal->negative &&
         literal->magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1) {
-      throw bad_source(text, "out of the range of int64");
+      throw bad_source("out of the range of int64");
     }
     out.scalar = untyped_scalar(*literal);
   } else {
@@ -351,7 +350,7 @@ SourceValue load_base_source(const std::string& text, std::string& origin) {
   if (parts.size() > 1 && (kind == "random" || kind == "arange" || kind == "zeros" || kind == "ones")) {
     const bool random = kind == "random";
     if (parts.size() < 3 || parts.size() > (random ? 4u : 3u)) {
-      throw bad_source(text, random ? "expected random:SHAPE:DTYPE or random:SHAPE:DTYPE:SEED, e.g. random:64x1000:float32"
+      throw bad_source(random ? "expected random:SHAPE:DTYPE or random:SHAPE:DTYPE:SEED, e.g. random:64x1000:float32"
                                     : fmt::format("expected {}:SHAPE:DTYPE, e.g. {}:1000:float32", kind, kind));
     }
     std::vector<std::int64_t> shape;
@@ -360,7 +359,7 @@ SourceValue load_base_source(const std::string& text, std::string& origin) {
       shape = parse_shape(parts[1]);
       dtype = parse_dtype_name(parts[2], "dtype");
     } catch (const Error& error) {
-      throw bad_source(text, error.what());
+      throw bad_source(error.what());
     }
     SourceValue out;
     origin = text;
@@ -368,7 +367,7 @@ SourceValue load_base_source(const std::string& text, std::string& origin) {
       std::uint64_t seed = 0;
       if (parts.size() == 4) {
         auto given = parse_unsigned(parts[3]);
-        if (!given) throw bad_source(text, fmt::format("the seed \"{}\" is not a non-negative integer", parts[3]));
+        if (!given) throw bad_source(fmt::format("the seed \"{}\" is not a non-negative integer", parts[3]));
         seed = *given;
       } else {
         seed = std::random_device{}();
@@ -409,7 +408,7 @@ SourceValue load_source(const std::string& text) {
   std::string origin;
   SourceValue out = load_base_source(suffix.empty() ? text : base_text, origin);
   if (!out.is_array) {
-    if (!suffix.empty()) throw bad_source(text, fmt::format("{} is a scalar: a view ({}) needs an array", base_text, suffix));
+    if (!suffix.empty()) throw bad_source(fmt::format("{} is a scalar: a view ({}) needs an array", base_text, suffix));
     return out;
   }
   // Only a Fortran-ordered file makes a base that is not C-contiguous.
@@ -419,7 +418,7 @@ SourceValue load_source(const std::string& text) {
     try {
       view = apply_view(out.view(0), suffix);
     } catch (const Error& error) {
-      throw bad_source(text, error.what());
+      throw bad_source(error.what());
     }
     out.offset = static_cast<std::int64_t>(view.data);
     out.shape = std::move(view.shape);

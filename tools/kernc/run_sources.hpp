@@ -46,6 +46,7 @@ extern const char* const kSourceHint;
 
 /// Reads or makes the value `text` stands for (see kSourceSyntax). Throws kernc::Error:
 /// invalid_argument for a malformed SOURCE or .npy file, io for a file that cannot be read.
+/// The message says what is wrong; the caller names the SOURCE (as `--in x=SOURCE: ...`).
 SourceValue load_source(const std::string& text);
 
 /// Parses "1000", "64x1000", "()" (0-d); throws kernc::Error(invalid_argument).
