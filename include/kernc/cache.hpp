@@ -18,6 +18,42 @@
 
 namespace kernc {
 
+/// A shared cache tier on a Redis server, searched after the disk tiers (KERNC_REMOTE_CACHE);
+/// docs/remote-cache.md has the URL's options and the trust model. Entries are the same
+/// checksummed files as on disk; a bad remote entry is a counted miss, and a server that is
+/// down or slow costs at most one timeout before the tier is skipped for `backoff_ms`.
+struct KERNC_API RemoteCacheConfig {
+  /// The URL as given. It may hold a password: show redacted() instead.
+  std::string url;
+  std::string host;         ///< TCP host (redis://); empty for a unix socket
+  int port = 6379;
+  std::string socket_path;  ///< unix:// socket path; empty for TCP
+  int database = 0;         ///< SELECTed after connecting
+  std::string user;         ///< AUTH user (Redis 6 ACL); empty: AUTH with the password alone
+  std::string password;     ///< empty: no AUTH
+  bool read_only = false;   ///< look entries up, never publish
+  std::string prefix = "kernc:";  ///< every key starts with it: one namespace per project or trust domain
+  std::uint32_t connect_timeout_ms = 200;
+  std::uint32_t operation_timeout_ms = 2000;  ///< per read or write on the connection
+  std::uint32_t backoff_ms = 30000;           ///< how long the tier is skipped after a failure
+  std::uint64_t ttl_seconds = 0;              ///< 0: entries do not expire (the server's eviction bounds them)
+  std::uint64_t chunk_size = 1 << 20;         ///< larger entries are stored in chunks of this size
+  /// PEM file of an Ed25519 private key: entries this process publishes are signed with it.
+  std::string signing_key;
+  /// PEM file of Ed25519 public keys: when set, only entries signed by one of them are loaded.
+  std::string trusted_signers;
+
+  /// The URL with any password replaced by "***": what messages and `kernc info` show.
+  std::string redacted() const;
+};
+
+/// Reads a remote cache URL: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS] or
+/// unix://[[USER]:PASSWORD@]/SOCKET[?OPTIONS], OPTIONS being NAME=VALUE pairs joined by
+/// '&': read_only, prefix, connect_timeout, timeout, backoff, ttl, chunk_size, db,
+/// signing_key, trusted_signers. Throws kernc::Error(invalid_argument) naming what is wrong
+/// (never the password).
+KERNC_API RemoteCacheConfig parse_remote_cache_url(const std::string& url);
+
 /// How the cache is set up; filled from the environment by Config (config.hpp).
 struct KERNC_API CacheConfig {
   std::string directory;                               ///< the disk store's root
@@ -29,10 +65,12 @@ struct KERNC_API CacheConfig {
   /// Also write each compiled program's source next to its entry (<entry>.cu), so
   /// generated code can be read (KERNC_SAVE_SOURCE=1, `kernc compile --save-source`).
   bool save_sources = false;
+  /// A shared tier on Redis after the disk tiers (KERNC_REMOTE_CACHE); none when empty.
+  std::optional<RemoteCacheConfig> remote;
 };
 
 /// Where a lookup was answered.
-enum class CacheOutcome { memory_hit, disk_hit, compiled };
+enum class CacheOutcome { memory_hit, disk_hit, remote_hit, compiled };
 KERNC_API const char* to_string(CacheOutcome outcome) noexcept;
 
 /// Counters of one Cache object (this process), or summed over processes on disk.
@@ -48,6 +86,17 @@ struct KERNC_API CacheStats {
   std::uint64_t corrupt_entries = 0;  ///< entries that failed their checks (damaged or untrusted): misses
   std::uint64_t evictions = 0;
   std::uint64_t store_failures = 0;   ///< entries that could not be written
+  // The remote tier (KERNC_REMOTE_CACHE).
+  std::uint64_t remote_hits = 0;
+  std::uint64_t remote_misses = 0;
+  std::uint64_t remote_rejected = 0;  ///< damaged, foreign, poisoned or unsigned remote entries: misses
+  std::uint64_t remote_errors = 0;    ///< failed requests: down, timed out, refused writes (e.g. maxmemory)
+  std::uint64_t remote_timeouts = 0;  ///< of remote_errors, the timeouts
+  std::uint64_t remote_skipped = 0;   ///< lookups and writes skipped while the tier backs off after an error
+  std::uint64_t remote_writes = 0;    ///< entries published
+  std::uint64_t remote_bytes_read = 0;
+  std::uint64_t remote_bytes_written = 0;
+  double remote_ms = 0;  ///< total wall time spent in remote requests
 
   CacheStats& operator+=(const CacheStats& other);
 };
@@ -58,11 +107,12 @@ struct KERNC_API CacheResult {
   CacheOutcome outcome = CacheOutcome::compiled;
   std::string key;        ///< "<64 hex>-<16 hex>" (see NOTE [ cache key ])
   double elapsed_ms = 0;  ///< time spent answering, compile included
-  std::string location;   ///< the directory of the tier that answered; empty for memory and compiles
+  std::string location;   ///< the directory (or redacted remote URL) of the tier that answered; empty for memory and compiles
 };
 
 namespace cache {
 class LocalStore;
+class RemoteStore;
 class Store;
 }
 
@@ -107,25 +157,38 @@ class KERNC_API Cache {
   const std::string& disk_problem() const noexcept { return disk_problem_; }
   /// Why each unusable read-only tier was left out (one line per tier; empty if none).
   const std::vector<std::string>& tier_problems() const noexcept { return tier_problems_; }
-  /// The directories searched, in order: the user's cache (if on), then the read-only tiers.
+  /// Empty if no remote tier is configured or it is on; otherwise why it is off (hiredis
+  /// missing, a key file unreadable); logged once as a warning.
+  const std::string& remote_problem() const noexcept { return remote_problem_; }
+  /// The tiers searched, in order: the user's cache (if on), the read-only tiers, then the
+  /// remote tier as its redacted URL.
   std::vector<std::string> locations() const;
   /// The disk store, or nullptr when the disk layer is off.
   cache::LocalStore* store() noexcept { return store_.get(); }
 
  private:
   struct Memory;
-  /// The disk tiers in search order: the user's cache, then the read-only ones.
-  std::vector<cache::LocalStore*> tiers() const;
+  /// Every tier in search order: the user's cache, the read-only ones, the remote one.
+  std::vector<cache::Store*> tiers() const;
   /// Applies `update` to this object's counters and to those not yet saved.
   void count(const std::function<void(CacheStats&)>& update);
   /// Counts a damaged or untrusted entry and logs it once per process.
-  void report_corrupt(const cache::LocalStore& tier, const std::string& problem);
+  void report_corrupt(const cache::Store& tier, const std::string& problem);
+  /// Takes a hit of `tier` into memory and counts it; a remote hit is also written to the
+  /// user's disk cache (back-fill), so the next process finds it locally.
+  /// `encoded` is the entry file's bytes of a remote hit.
+  void take_hit(cache::Store& tier, const std::string& key, std::shared_ptr<const CompiledProgram> program,
+                const std::string& encoded, CacheResult& result, double load_ms, bool fallback);
+  /// Writes a freshly compiled entry to the disk cache and publishes it to the remote tier.
+  void store_compiled(const std::string& key, const std::string& encoded, const Program& program);
 
   CacheConfig config_;
   std::string disk_problem_;
   std::vector<std::string> tier_problems_;
   std::unique_ptr<cache::LocalStore> store_;
   std::vector<std::unique_ptr<cache::LocalStore>> read_only_;
+  std::string remote_problem_;
+  std::unique_ptr<cache::RemoteStore> remote_;
   std::unique_ptr<Memory> memory_;
   mutable std::mutex stats_mutex_;
   CacheStats stats_;

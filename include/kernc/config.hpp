@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "kernc/cache.hpp"
@@ -33,6 +34,9 @@ struct KERNC_API Config {
   /// "auto" (compile what the caches lack) or "never" (a kernel missing from every cache
   /// is an ErrorCode::not_precompiled error; no compiler is loaded) — KERNC_COMPILE.
   Setting<std::string> compile_policy{"auto", "default"};
+  /// The shared Redis tier (KERNC_REMOTE_CACHE), parsed; none when unset. Its url may hold
+  /// a password: show remote_cache.value->redacted().
+  Setting<std::optional<RemoteCacheConfig>> remote_cache;
   Setting<std::uint64_t> cache_max_size;
   Setting<bool> cache_disabled;
   Setting<bool> save_sources;
@@ -55,7 +59,7 @@ struct KERNC_API Config {
   Setting<std::string> runtime;
   Setting<std::string> log_level;
 
-  /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
+  /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_REMOTE_CACHE, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
   /// KERNC_SAVE_SOURCE, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH,
   /// KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();

@@ -13,6 +13,7 @@
 #include "cache/cache_key.hpp"
 #include "cache/entry_format.hpp"
 #include "cache/local_store.hpp"
+#include "cache/remote_store.hpp"
 #include "cache/store.hpp"
 #include "kernc/error.hpp"
 #include "util/log.hpp"
@@ -23,6 +24,7 @@ const char* to_string(CacheOutcome outcome) noexcept {
   switch (outcome) {
     case CacheOutcome::memory_hit: return "memory hit";
     case CacheOutcome::disk_hit: return "disk hit";
+    case CacheOutcome::remote_hit: return "remote hit";
     case CacheOutcome::compiled: return "compiled";
   }
   return "unknown";
@@ -40,6 +42,16 @@ CacheStats& CacheStats::operator+=(const CacheStats& o) {
   corrupt_entries += o.corrupt_entries;
   evictions += o.evictions;
   store_failures += o.store_failures;
+  remote_hits += o.remote_hits;
+  remote_misses += o.remote_misses;
+  remote_rejected += o.remote_rejected;
+  remote_errors += o.remote_errors;
+  remote_timeouts += o.remote_timeouts;
+  remote_skipped += o.remote_skipped;
+  remote_writes += o.remote_writes;
+  remote_bytes_read += o.remote_bytes_read;
+  remote_bytes_written += o.remote_bytes_written;
+  remote_ms += o.remote_ms;
   return *this;
 }
 
@@ -110,6 +122,15 @@ struct Cache::Memory {
 
 Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make_unique<Memory>()) {
   memory_->max_bytes = config_.memory_max_size;
+  if (config_.remote) {
+    try {
+      remote_ = std::make_unique<cache::RemoteStore>(*config_.remote,
+                                                     [this](const CacheStats& delta) { count([&delta](CacheStats& s) { s += delta; }); });
+    } catch (const Error& error) {
+      remote_problem_ = fmt::format("{}: the remote cache is off", error.what());
+      detail::logger().warn("{}", remote_problem_);
+    }
+  }
   if (!config_.disk_enabled) return;
   try {
     store_ = std::make_unique<cache::LocalStore>(config_.directory, config_.max_size);
@@ -132,10 +153,11 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make
   }
 }
 
-std::vector<cache::LocalStore*> Cache::tiers() const {
-  std::vector<cache::LocalStore*> tiers;
+std::vector<cache::Store*> Cache::tiers() const {
+  std::vector<cache::Store*> tiers;
   if (store_) tiers.push_back(store_.get());
   for (const auto& tier : read_only_) tiers.push_back(tier.get());
+  if (remote_) tiers.push_back(remote_.get());
   return tiers;
 }
 
@@ -145,12 +167,67 @@ void Cache::count(const std::function<void(CacheStats&)>& update) {
   update(unsaved_);
 }
 
-void Cache::report_corrupt(const cache::LocalStore& tier, const std::string& problem) {
+void Cache::report_corrupt(const cache::Store& tier, const std::string& problem) {
+  const bool remote = &tier == remote_.get();
   if (memory_->first_report(problem)) {
     detail::logger().warn("corrupt cache entry passed over{}: {}",
-                          &tier == store_.get() ? " (a compile replaces it)" : " in a read-only tier", problem);
+                          &tier == store_.get() ? " (a compile replaces it)"
+                          : remote              ? fmt::format(" in the remote cache {}", tier.location())
+                                                : std::string(" in a read-only tier"),
+                          problem);
   }
-  count([](CacheStats& s) { ++s.corrupt_entries; });
+  // The remote tier counts its own rejections (remote_rejected).
+  if (!remote) count([](CacheStats& s) { ++s.corrupt_entries; });
+}
+
+void Cache::take_hit(cache::Store& tier, const std::string& key, std::shared_ptr<const CompiledProgram> program,
+                     const std::string& encoded, CacheResult& result, double load_ms, bool fallback) {
+  const bool remote = &tier == remote_.get();
+  const bool own = &tier == store_.get();
+  result.key = key;
+  result.program = std::move(program);
+  result.outcome = remote ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
+  result.location = tier.location();
+  memory_->insert(key, result.program);
+  count([own, remote, load_ms, fallback](CacheStats& s) {
+    if (!remote) ++(own ? s.disk_hits : s.read_only_hits);
+    s.fallback_hits += fallback ? 1 : 0;
+    s.load_ms += remote ? 0 : load_ms;
+  });
+  if (remote && store_ && store_->writable() && !encoded.empty()) {
+    try {
+      auto evicted = store_->put(key, encoded);
+      count([evicted](CacheStats& s) { s.evictions += evicted; });
+    } catch (const Error& error) {
+      count([](CacheStats& s) { ++s.store_failures; });
+      if (!memory_->warned_store_failure.exchange(true)) {
+        detail::logger().warn("cannot write a remote hit to the disk cache: {}", error.what());
+      }
+    }
+  }
+}
+
+void Cache::store_compiled(const std::string& key, const std::string& encoded, const Program& program) {
+  if (store_ && store_->writable()) {
+    try {
+      auto evicted = store_->put(key, encoded);
+      count([evicted](CacheStats& s) { s.evictions += evicted; });
+      if (config_.save_sources) store_->put_source(key, program.source);
+    } catch (const Error& error) {
+      count([](CacheStats& s) { ++s.store_failures; });
+      if (!memory_->warned_store_failure.exchange(true)) {
+        detail::logger().warn("cannot write to the disk cache, keeping compiled kernels in memory: {}", error.what());
+      }
+    }
+  }
+  if (remote_ && remote_->writable()) {
+    try {
+      remote_->put(key, encoded);
+    } catch (const Error& error) {
+      // Counted by the store (remote_errors); a failed publish costs others a compile, no more.
+      detail::logger().warn("{}", error.what());
+    }
+  }
 }
 
 std::vector<std::string> Cache::locations() const {
@@ -168,7 +245,7 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return !accept || accept(result);
   };
-  const std::vector<cache::LocalStore*> tiers = this->tiers();
+  const std::vector<cache::Store*> tiers = this->tiers();
   for (size_t rung = 0; rung < targets.size(); ++rung) {
     const Target& target = targets[rung];
     const std::string program_key = cache::program_key(digest, target);
@@ -187,7 +264,7 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
         return result;
       }
     }
-    for (cache::LocalStore* tier : tiers) {
+    for (cache::Store* tier : tiers) {
       for (const std::string& key : tier->find_program(program_key)) {
         auto load_start = std::chrono::steady_clock::now();
         auto lookup = tier->get(key);
@@ -198,20 +275,17 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
           continue;
         }
         if (lookup.status != cache::StoreLookup::Status::hit) continue;
-        result.key = key;
-        result.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
-        result.outcome = CacheOutcome::disk_hit;
-        result.location = tier->location();
-        if (!answer(result)) continue;
+        // Offered before it is kept: a binary the caller rejects stays out of memory and disk.
+        CacheResult offered;
+        offered.key = key;
+        offered.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
+        offered.outcome = tier == remote_.get() ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
+        offered.location = tier->location();
+        if (!answer(offered)) continue;
+        take_hit(*tier, key, offered.program, lookup.encoded, result, load_ms, rung > 0);
+        result.elapsed_ms = offered.elapsed_ms;
         detail::logger().info("{}: {} binary {} from {} ({:.2f} ms)", program.name, target.str(), key,
                               tier->location(), load_ms);
-        memory_->insert(key, result.program);
-        const bool own = tier == store_.get();
-        count([own, rung, load_ms](CacheStats& s) {
-          ++(own ? s.disk_hits : s.read_only_hits);
-          s.fallback_hits += rung > 0 ? 1 : 0;
-          s.load_ms += load_ms;
-        });
         return result;
       }
     }
@@ -288,22 +362,16 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
     memory_->in_flight.erase(result.key);
   };
   try {
-    const std::vector<cache::LocalStore*> tiers = this->tiers();
-    for (cache::LocalStore* tier : tiers) {
+    const std::vector<cache::Store*> tiers = this->tiers();
+    for (cache::Store* tier : tiers) {
       auto load_start = std::chrono::steady_clock::now();
       auto lookup = tier->get(result.key);
       double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
       if (lookup.status == cache::StoreLookup::Status::hit) {
-        result.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
-        result.outcome = CacheOutcome::disk_hit;
-        result.location = tier->location();
-        const bool own = tier == store_.get();
-        detail::logger().info("{} for {}: disk hit in {} ({:.2f} ms)", program.name, target.str(), tier->location(),
-                              load_ms);
-        count([load_ms, own](CacheStats& s) {
-          ++(own ? s.disk_hits : s.read_only_hits);
-          s.load_ms += load_ms;
-        });
+        take_hit(*tier, result.key, std::make_shared<const CompiledProgram>(std::move(lookup.entry->program)),
+                 lookup.encoded, result, load_ms, false);
+        detail::logger().info("{} for {}: {} in {} ({:.2f} ms)", program.name, target.str(), to_string(result.outcome),
+                              tier->location(), load_ms);
         break;
       }
       if (lookup.status == cache::StoreLookup::Status::corrupt) report_corrupt(*tier, lookup.problem);
@@ -327,21 +395,11 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
       detail::logger().info("{} for {}: compiled by {} in {:.1f} ms ({} bytes), key {}", program.name, target.str(),
                             compiler.identity().str(), result.program->compile_ms, result.program->binary.size(),
                             result.key);
-      if (store_ && store_->writable()) {
-        try {
-          auto evicted = store_->put(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()));
-          count([evicted](CacheStats& s) { s.evictions += evicted; });
-          if (config_.save_sources) store_->put_source(result.key, program.source);
-        } catch (const Error& error) {
-          count([](CacheStats& s) { ++s.store_failures; });
-          if (!memory_->warned_store_failure.exchange(true)) {
-            detail::logger().warn("cannot write to the disk cache, keeping compiled kernels in memory: {}",
-                                  error.what());
-          }
-        }
+      if ((store_ && store_->writable()) || (remote_ && remote_->writable())) {
+        store_compiled(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()), program);
       }
+      memory_->insert(result.key, result.program);
     }
-    memory_->insert(result.key, result.program);
     promise.set_value(result.program);
     finish_flight();
   } catch (...) {

@@ -88,28 +88,31 @@ class FileLock {
   int fd_ = -1;
 };
 
+// Every counter of CacheStats by its name in stats.json (and `kernc cache stats --json`).
+#define KERNC_CACHE_COUNTERS(X)                                                                            \
+  X(memory_hits) X(disk_hits) X(read_only_hits) X(fallback_hits) X(compiles) X(compile_failures)          \
+  X(corrupt_entries) X(evictions) X(store_failures) X(remote_hits) X(remote_misses) X(remote_rejected)    \
+  X(remote_errors) X(remote_timeouts) X(remote_skipped) X(remote_writes) X(remote_bytes_read)             \
+  X(remote_bytes_written)
+#define KERNC_CACHE_TIMES(X) X(compile_ms) X(load_ms) X(remote_ms)
+
 nlohmann::json stats_to_json(const CacheStats& s) {
-  return {{"memory_hits", s.memory_hits},   {"disk_hits", s.disk_hits},
-          {"read_only_hits", s.read_only_hits}, {"fallback_hits", s.fallback_hits},
-          {"compiles", s.compiles},         {"compile_failures", s.compile_failures},
-          {"compile_ms", s.compile_ms},     {"load_ms", s.load_ms},
-          {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions},
-          {"store_failures", s.store_failures}};
+  nlohmann::json j;
+#define KERNC_WRITE(name) j[#name] = s.name;
+  KERNC_CACHE_COUNTERS(KERNC_WRITE)
+  KERNC_CACHE_TIMES(KERNC_WRITE)
+#undef KERNC_WRITE
+  return j;
 }
 
 CacheStats stats_from_json(const nlohmann::json& j) {
   CacheStats s;
-  s.memory_hits = j.value("memory_hits", std::uint64_t{0});
-  s.disk_hits = j.value("disk_hits", std::uint64_t{0});
-  s.read_only_hits = j.value("read_only_hits", std::uint64_t{0});
-  s.fallback_hits = j.value("fallback_hits", std::uint64_t{0});
-  s.compiles = j.value("compiles", std::uint64_t{0});
-  s.compile_failures = j.value("compile_failures", std::uint64_t{0});
-  s.compile_ms = j.value("compile_ms", 0.0);
-  s.load_ms = j.value("load_ms", 0.0);
-  s.corrupt_entries = j.value("corrupt_entries", std::uint64_t{0});
-  s.evictions = j.value("evictions", std::uint64_t{0});
-  s.store_failures = j.value("store_failures", std::uint64_t{0});
+#define KERNC_READ_COUNT(name) s.name = j.value(#name, std::uint64_t{0});
+#define KERNC_READ_TIME(name) s.name = j.value(#name, 0.0);
+  KERNC_CACHE_COUNTERS(KERNC_READ_COUNT)
+  KERNC_CACHE_TIMES(KERNC_READ_TIME)
+#undef KERNC_READ_COUNT
+#undef KERNC_READ_TIME
   return s;
 }
 

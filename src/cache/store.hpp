@@ -1,8 +1,8 @@
 #pragma once
 // The storage interface behind the Cache facade: the user's writable disk cache and the
-// read-only tiers of KERNC_CACHE_PATH are LocalStores; remote tiers (Redis, ...) will be
-// further Stores. A miss is not an error; a corrupt or untrusted entry is a miss that is
-// reported.
+// read-only tiers of KERNC_CACHE_PATH are LocalStores; the Redis tier is a RemoteStore.
+// A miss is not an error; a corrupt or untrusted entry is a miss that is reported; a tier
+// that cannot answer now (a remote server down) is unavailable, also a miss.
 
 #include <optional>
 #include <string>
@@ -14,10 +14,11 @@
 namespace kernc::cache {
 
 struct StoreLookup {
-  enum class Status { hit, miss, corrupt };
+  enum class Status { hit, miss, corrupt, unavailable };
   Status status = Status::miss;
   std::optional<StoredEntry> entry;  ///< set on hit
   std::string problem;               ///< set on corrupt: what was wrong
+  std::string encoded;               ///< remote hits: the entry file's bytes, to back-fill the disk
 };
 
 class Store {

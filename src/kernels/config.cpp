@@ -86,6 +86,13 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
     config.cache_dir.set("", "no KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME");
   }
   if (auto path = get("KERNC_CACHE_PATH"); !path.empty()) config.cache_path.set(path, "KERNC_CACHE_PATH");
+  if (auto url = get("KERNC_REMOTE_CACHE"); !url.empty()) {
+    try {
+      config.remote_cache.set(parse_remote_cache_url(url), "KERNC_REMOTE_CACHE");
+    } catch (const Error& error) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("KERNC_REMOTE_CACHE: {}", error.what()));
+    }
+  }
   if (auto policy = get("KERNC_COMPILE"); !policy.empty()) {
     check_compile_policy(policy, "KERNC_COMPILE");
     config.compile_policy.set(policy, "KERNC_COMPILE");
@@ -145,6 +152,7 @@ CacheConfig Config::cache_config() const {
   cache.max_size = cache_max_size.value;
   cache.disk_enabled = !cache_disabled.value && !cache_dir.value.empty();
   cache.save_sources = save_sources.value;
+  cache.remote = remote_cache.value;
   // Read-only tiers are searched even without a writable cache: a production host may
   // have only the cache baked into its image.
   for (size_t start = 0; start <= cache_path.value.size();) {

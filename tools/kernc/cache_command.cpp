@@ -42,7 +42,12 @@ nlohmann::json stats_json(const CacheStats& s) {
   return {{"memory_hits", s.memory_hits}, {"disk_hits", s.disk_hits},   {"read_only_hits", s.read_only_hits},
           {"fallback_hits", s.fallback_hits}, {"compiles", s.compiles},
           {"compile_failures", s.compile_failures}, {"compile_ms", s.compile_ms}, {"load_ms", s.load_ms},
-          {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions}, {"store_failures", s.store_failures}};
+          {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions}, {"store_failures", s.store_failures},
+          {"remote_hits", s.remote_hits}, {"remote_misses", s.remote_misses}, {"remote_rejected", s.remote_rejected},
+          {"remote_errors", s.remote_errors}, {"remote_timeouts", s.remote_timeouts},
+          {"remote_skipped", s.remote_skipped}, {"remote_writes", s.remote_writes},
+          {"remote_bytes_read", s.remote_bytes_read}, {"remote_bytes_written", s.remote_bytes_written},
+          {"remote_ms", s.remote_ms}};
 }
 
 int run_stats(const CacheCommandOptions& options, const Config& config) {
@@ -62,6 +67,7 @@ int run_stats(const CacheCommandOptions& options, const Config& config) {
     out["entries"] = entries.size();
     out["size_bytes"] = bytes;
     out["max_size_bytes"] = config.cache_max_size.value;
+    out["remote_cache"] = config.remote_cache.value ? config.remote_cache.value->redacted() : "";
     fmt::print("{}\n", out.dump(2));
     return kExitOk;
   }
@@ -80,6 +86,17 @@ int run_stats(const CacheCommandOptions& options, const Config& config) {
   fmt::print("corrupt entries   {}\n", stats.corrupt_entries);
   fmt::print("evictions         {}\n", stats.evictions);
   fmt::print("store failures    {}\n", stats.store_failures);
+  // Remote counters are summed here by every process that used this cache directory.
+  fmt::print("remote cache      {}\n", config.remote_cache.value ? config.remote_cache.value->redacted() : "none");
+  fmt::print("remote hits       {}\n", stats.remote_hits);
+  fmt::print("remote misses     {}\n", stats.remote_misses);
+  fmt::print("remote rejected   {}\n", stats.remote_rejected);
+  fmt::print("remote errors     {} ({} timeouts)\n", stats.remote_errors, stats.remote_timeouts);
+  fmt::print("remote skipped    {}\n", stats.remote_skipped);
+  fmt::print("remote writes     {}\n", stats.remote_writes);
+  fmt::print("remote bytes      {} read, {} written\n", format_size(stats.remote_bytes_read),
+             format_size(stats.remote_bytes_written));
+  fmt::print("remote time       {:.1f} ms\n", stats.remote_ms);
   return kExitOk;
 }
 

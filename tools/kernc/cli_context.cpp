@@ -1,5 +1,7 @@
 #include "cli_context.hpp"
 
+#include <fmt/format.h>
+
 namespace kernc::cli {
 
 int exit_code_for(const Error& error) {
@@ -30,6 +32,9 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                "Keep each compiled program's source next to its cache entry (as KERNC_SAVE_SOURCE=1)");
   app.add_option("--cache-path", options.cache_path,
                  "Read-only caches searched after the cache dir, DIR[:DIR...] (overrides KERNC_CACHE_PATH)");
+  app.add_option("--remote-cache", options.remote_cache,
+                 "Shared Redis tier searched after the disk caches, redis://HOST[:PORT][/DB][?OPTIONS] or "
+                 "unix:///SOCKET (overrides KERNC_REMOTE_CACHE; put passwords in the variable, not here)");
   app.add_option("--compile", options.compile_policy,
                  "auto: compile what no cache holds; never: a missing kernel is an error (as KERNC_COMPILE)")
       ->check(CLI::IsMember({"auto", "never"}));
@@ -44,6 +49,13 @@ Config resolve_config(const GlobalOptions& options) {
   if (options.save_source) config.save_sources.set(true, "--save-source");
   if (!options.cache_path.empty()) config.cache_path.set(options.cache_path, "--cache-path");
   if (!options.compile_policy.empty()) config.compile_policy.set(options.compile_policy, "--compile");
+  if (!options.remote_cache.empty()) {
+    try {
+      config.remote_cache.set(parse_remote_cache_url(options.remote_cache), "--remote-cache");
+    } catch (const Error& error) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("--remote-cache: {}", error.what()));
+    }
+  }
   if (!options.log_level.empty()) config.log_level.set(options.log_level, "--log-level");
   set_log_level(config.log_level.value);
   return config;

@@ -41,6 +41,7 @@ struct GlobalOptions {
   std::string log_level;
   std::string compile_policy;
   std::string cache_path;
+  std::string remote_cache;
 };
 
 /// Adds the global flags to `app`.

@@ -65,6 +65,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
       {"settings",
        {{"cache_dir", setting_json(config.cache_dir)},
         {"cache_path", setting_json(config.cache_path)},
+        {"remote_cache", {{"value", config.remote_cache.value ? config.remote_cache.value->redacted() : ""},
+                          {"source", config.remote_cache.source}}},
         {"compile", setting_json(config.compile_policy)},
         {"cache_max_size", setting_json(config.cache_max_size)},
         {"cache_disabled", setting_json(config.cache_disabled)},
@@ -114,6 +116,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   };
   show("cache dir", config.cache_dir.value, config.cache_dir.source);
   show("cache path", config.cache_path.value, config.cache_path.source);
+  show("remote cache", config.remote_cache.value ? config.remote_cache.value->redacted() : "",
+       config.remote_cache.source);
   show("compile", config.compile_policy.value, config.compile_policy.source);
   show("cache max size", format_size(config.cache_max_size.value), config.cache_max_size.source);
   show("cache disabled", config.cache_disabled.value ? "yes" : "no", config.cache_disabled.source);
