@@ -220,6 +220,15 @@ struct KERNC_API CachePruneReport {
   std::uint64_t temp_files_removed = 0;
 };
 
+/// What CacheDirectory::merge_from did.
+struct KERNC_API CacheMergeReport {
+  std::uint64_t copied = 0;
+  std::uint64_t already_present = 0;  ///< valid entries of the same key were here already
+  std::uint64_t bytes_copied = 0;
+  std::uint64_t evicted = 0;          ///< entries the size cap evicted to make room
+  std::vector<std::pair<std::string, std::string>> bad;  ///< path, problem: not copied
+};
+
 /// A decoded entry: its metadata (the JSON object of cache/FORMAT.md, as text) and program.
 struct KERNC_API CacheEntryContents {
   std::string key;
@@ -256,6 +265,12 @@ class KERNC_API CacheDirectory {
   /// The one entry whose key starts with `prefix`; throws kernc::Error(not_found) or
   /// (invalid_argument) when none or several match.
   CacheEntryFile find(const std::string& prefix) const;
+  /// Copies every entry of another cache directory (a CI shard's artifact) that this one
+  /// lacks. Each is checked as a look-up checks it (trust rule, checksum, its key) before
+  /// it is copied, and written atomically; a bad one is reported and skipped. Throws
+  /// kernc::Error(io) when `directory` is not a kernc cache, fails the read-only tier
+  /// rule (owned by root or this user, not group/other-writable), or is this directory.
+  CacheMergeReport merge_from(const std::string& directory);
   /// Where KERNC_SAVE_SOURCE keeps the source of `key` (it may not exist).
   std::string source_path(const std::string& key) const;
   /// The counters summed over processes in the directory's stats file.

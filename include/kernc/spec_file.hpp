@@ -52,6 +52,29 @@ KERNC_API Spec load_spec(const std::string& path);
 /// Every layout class a call of `kernel` can select (fewer when no parameter is a non-raw array).
 KERNC_API std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types);
 
+/// One job's part of a precompile split over `count` CI jobs: the units (variant, target)
+/// are put in a fixed order that depends only on each unit's kernel, description and
+/// target, then dealt round-robin, so the shards are disjoint, differ in size by at most
+/// one, and together are exactly the whole (NOTE [ precompile shards ], precompile.cpp).
+struct KERNC_API PrecompileShard {
+  std::size_t index = 0;  ///< 0-based: job `index + 1` of `count`
+  std::size_t count = 1;
+  /// "K/N" with 1 <= K <= N (`--shard 2/4`); throws kernc::Error(invalid_argument) naming `what`.
+  static PrecompileShard parse(const std::string& text, const std::string& what = "--shard");
+  std::string str() const;  ///< "K/N"
+};
+
+/// One (variant, target) pair of a precompile.
+struct KERNC_API PrecompileUnit {
+  const SpecVariant* variant = nullptr;
+  Target target = Target::parse("sm_80");
+};
+
+/// The units of `shard`, in the order a precompile works through them.
+KERNC_API std::vector<PrecompileUnit> precompile_units(const std::vector<SpecVariant>& variants,
+                                                       const std::vector<Target>& targets,
+                                                       const PrecompileShard& shard = {});
+
 /// What happened to one (variant, target) in precompile.
 struct KERNC_API PrecompileEvent {
   std::string kernel;       ///< the variant's kernel name
@@ -66,6 +89,8 @@ struct KERNC_API PrecompileEvent {
 
 struct KERNC_API PrecompileSummary {
   std::size_t total = 0, compiled = 0, hits = 0, failed = 0;
+  PrecompileShard shard;          ///< the part this run did (1/1: all)
+  std::size_t all_units = 0;      ///< units of every shard together
   /// Variants that compiled (or hit) but are not in the disk cache at the end: no disk
   /// cache, an unwritable one, a failed write, or evicted by the size cap.
   std::size_t not_stored = 0;
@@ -78,10 +103,12 @@ struct KERNC_API PrecompileSummary {
 /// Compiles every variant of `spec` for every target through `cache`, with `jobs` threads,
 /// then checks that each one is in the cache's disk store (PrecompileSummary::not_stored).
 /// `compiler_for` returns the compiler of a backend; `on_event` (called under a lock, in
-/// completion order) sees each result. Failures are collected, not thrown.
+/// completion order) sees each result. Failures are collected, not thrown. With `shard`,
+/// only that part of the units is built and checked.
 KERNC_API PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& targets, Cache& cache,
                              const std::function<const Compiler&(Backend)>& compiler_for, unsigned jobs,
                              const std::function<void(const PrecompileEvent&, std::size_t done, std::size_t total)>&
-                                 on_event = {});
+                                 on_event = {},
+                             const PrecompileShard& shard = {});
 
 }  // namespace kernc

@@ -1,5 +1,7 @@
 // CacheDirectory: the public face of one writable LocalStore, for `kernc cache` and hosts.
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "cache/entry_format.hpp"
@@ -39,6 +41,36 @@ CacheEntryFile CacheDirectory::find(const std::string& prefix) const {
   file.key = store_->resolve(prefix);
   file.path = store_->entry_path(file.key);
   return file;
+}
+
+CacheMergeReport CacheDirectory::merge_from(const std::string& directory) {
+  std::error_code error;
+  if (std::filesystem::equivalent(directory, store_->root(), error)) {
+    throw Error(ErrorCode::io, fmt::format("{} is the cache directory itself: nothing to merge", directory));
+  }
+  // The source is treated as a read-only tier: its entries are code, checked as a
+  // KERNC_CACHE_PATH tier's are (NOTE [ entry trust ]).
+  cache::LocalStore source(directory, 0, cache::LocalStore::Mode::read_only);
+  CacheMergeReport report;
+  for (const auto& file : source.list()) {
+    if (!file.regular) {
+      report.bad.push_back({file.path, "not a regular file"});
+      continue;
+    }
+    auto lookup = source.get(file.key);
+    if (lookup.status != cache::StoreLookup::Status::hit) {
+      report.bad.push_back({file.path, lookup.problem.empty() ? "no longer there" : lookup.problem});
+      continue;
+    }
+    if (store_->get(file.key).status == cache::StoreLookup::Status::hit) {
+      ++report.already_present;
+      continue;
+    }
+    report.evicted += store_->put(file.key, lookup.encoded);
+    ++report.copied;
+    report.bytes_copied += lookup.encoded.size();
+  }
+  return report;
 }
 
 std::string CacheDirectory::source_path(const std::string& key) const { return store_->source_path(key); }

@@ -216,6 +216,7 @@ StoreLookup LocalStore::get(const std::string& key) {
   lookup.entry = decode_entry(bytes, key, &lookup.problem);
   if (!lookup.entry) return corrupt(lookup.problem);
   lookup.status = StoreLookup::Status::hit;
+  lookup.encoded = std::move(bytes);
   if (writable_) ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // LRU: mark as used now
   return lookup;
 }

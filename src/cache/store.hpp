@@ -18,7 +18,7 @@ struct StoreLookup {
   Status status = Status::miss;
   std::optional<StoredEntry> entry;  ///< set on hit
   std::string problem;               ///< set on corrupt: what was wrong
-  std::string encoded;               ///< remote hits: the entry file's bytes, to back-fill the disk
+  std::string encoded;               ///< set on hit: the entry file's bytes (to back-fill or copy)
 };
 
 class Store {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <chrono>
@@ -10,28 +11,71 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/spec_file.hpp"
+#include "platform/sha256.hpp"
 
 namespace kernc {
 
+// NOTE [ precompile shards ]
+// `--shard K/N` must give N CI jobs disjoint parts that together are the whole, of equal
+// size, the same in every job whatever its -j or thread timing. Units are sorted by a
+// SHA-256 of (kernel, description, target) — a fixed order that depends on nothing but the
+// units, and that scatters the expensive kernels (reductions, many layouts of one kernel)
+// over the shards instead of giving one job a whole kernel — then dealt round-robin:
+// unit i goes to shard i mod N. Adding a unit to the spec moves the units after it in
+// that order to other shards; that is harmless, every job reads the same spec.
+
+PrecompileShard PrecompileShard::parse(const std::string& text, const std::string& what) {
+  auto bad = [&] {
+    return Error(ErrorCode::invalid_argument,
+                 fmt::format("{} must be K/N with 1 <= K <= N <= 100000 (e.g. 2/4), not \"{}\"", what, text));
+  };
+  size_t slash = text.find('/');
+  if (slash == std::string::npos) throw bad();
+  auto number = [&](const std::string& part) -> std::size_t {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return std::stoul(part);
+  };
+  std::size_t k = number(text.substr(0, slash));
+  std::size_t n = number(text.substr(slash + 1));
+  if (n == 0 || n > 100000 || k == 0 || k > n) throw bad();
+  return PrecompileShard{k - 1, n};
+}
+
+std::string PrecompileShard::str() const { return fmt::format("{}/{}", index + 1, count); }
+
+std::vector<PrecompileUnit> precompile_units(const std::vector<SpecVariant>& variants, const std::vector<Target>& targets,
+                                             const PrecompileShard& shard) {
+  if (shard.count == 0 || shard.index >= shard.count) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("shard {} of {} does not exist", shard.index + 1, shard.count));
+  }
+  std::vector<std::pair<std::string, PrecompileUnit>> ordered;
+  for (const auto& target : targets) {
+    for (const auto& variant : variants) {
+      std::string identity = variant.kernel + '\n' + variant.description + '\n' + target.str();
+      ordered.push_back({platform::sha256_hex(identity) + identity, PrecompileUnit{&variant, target}});
+    }
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<PrecompileUnit> units;
+  for (std::size_t i = shard.index; i < ordered.size(); i += shard.count) units.push_back(ordered[i].second);
+  return units;
+}
+
 PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& targets, Cache& cache,
                              const std::function<const Compiler&(Backend)>& compiler_for, unsigned jobs,
-                             const std::function<void(const PrecompileEvent&, std::size_t, std::size_t)>& on_event) {
+                             const std::function<void(const PrecompileEvent&, std::size_t, std::size_t)>& on_event,
+                             const PrecompileShard& shard) {
   auto start = std::chrono::steady_clock::now();
   const std::vector<SpecVariant> variants = spec.variants();
   // Load each backend's compiler before the workers start: a missing library is one
   // error for the whole run, not one per variant.
   for (const auto& target : targets) compiler_for(target.backend()).check_target(target);
 
-  struct Work {
-    const SpecVariant* variant;
-    const Target* target;
-  };
-  std::vector<Work> work;
-  for (const auto& target : targets) {
-    for (const auto& variant : variants) work.push_back({&variant, &target});
-  }
+  const std::vector<PrecompileUnit> work = precompile_units(variants, targets, shard);
   PrecompileSummary summary;
   summary.total = work.size();
+  summary.shard = shard;
+  summary.all_units = variants.size() * targets.size();
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::size_t done = 0;
@@ -42,7 +86,7 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
       PrecompileEvent event;
       event.kernel = work[k].variant->kernel;
       event.description = work[k].variant->description;
-      event.target = *work[k].target;
+      event.target = work[k].target;
       try {
         auto result = cache.get_or_compile(work[k].variant->program, event.target, compiler_for(event.target.backend()));
         event.outcome = result.outcome;

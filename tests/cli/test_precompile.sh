@@ -60,6 +60,39 @@ expect_exit 2 kernc precompile bad.json --target sm_90
 expect_contains "$ERR" 'type placeholder T is float64'
 expect_entry_count 0
 
+TEST "a precompile in 4 shards, merged with cache merge, equals the unsharded one"
+expect_exit 0 kernc precompile "$SPEC" --target sm_90 --list
+cut -d' ' -f1 "$OUT" | sort > whole-keys
+for k in 1 2 3 4; do
+  expect_exit 0 kernc --cache-dir "$PWD/shard-$k" precompile "$SPEC" --target sm_90 -q --shard "$k/4" --format json
+  expect_json "$OUT" 'd["shard"]' "$k/4"
+  expect_json "$OUT" 'd["all_programs"]' 86
+  expect_json "$OUT" 'd["programs"] in (21, 22)' true
+  expect_json "$OUT" 'd["compiled"] == d["programs"]' true
+done
+expect_exit 0 kernc cache merge shard-1 shard-2 shard-3 shard-4
+expect_contains "$OUT" "86 copied, 0 already present, 0 bad"
+ls "$KERNC_CACHE_DIR"/entries/*/ | grep -v ':$' | grep . | sort > merged-keys
+cmp -s whole-keys merged-keys || test_failed "merged keys differ from the unsharded precompile's"
+CHECKS=$((CHECKS + 1))
+expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
+expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+expect_exit 0 kernc cache merge shard-2 --format json
+expect_json "$OUT" 'd["already_present"] in (21, 22) and d["copied"] == 0' true
+# One damaged entry in an artifact: reported, not copied, exit 5; the rest still merged.
+victim=$(find shard-3/entries -type f | head -1)
+flip_byte "$victim" 200
+rm -rf "$KERNC_CACHE_DIR"
+expect_exit 5 kernc cache merge shard-3 shard-4
+expect_contains "$ERR" "not merged: $victim"
+expect_entry_count $(( $(find shard-3/entries shard-4/entries -type f | wc -l) - 1 ))
+for bad in 0/4 5/4 2 a/b 1/0; do
+  expect_exit 2 kernc precompile "$SPEC" --target sm_90 --shard "$bad"
+  expect_contains "$ERR" "--shard must be K/N"
+done
+expect_exit 4 kernc cache merge no-such-dir
+expect_contains "$ERR" "no-such-dir"
+
 TEST "--save-source keeps the generated source next to each entry"
 expect_exit 0 kernc --save-source precompile "$SPEC" --target sm_90 -q
 n=$(find "$KERNC_CACHE_DIR/entries" -name '*.cu' | wc -l)

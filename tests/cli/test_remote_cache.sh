@@ -64,6 +64,22 @@ for entry in machine-a/entries/*/*; do
 done
 CHECKS=$((CHECKS + 1))
 
+TEST "a precompile split in 4 shards over 4 machines fills the shared tier exactly as one job would"
+export KERNC_REMOTE_CACHE="redis://127.0.0.1:$PORT/3"
+for k in 1 2 3 4; do
+  KERNC_CACHE_DIR=$PWD/job-$k expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q --shard $k/4
+  expect_match "$OUT" "^shard $k/4: 2[12] of the 86 program\\(s\\)"
+  expect_match "$OUT" ': 2[12] compiled, 0 cache hit\(s\), 0 failed'
+done
+KERNC_CACHE_DIR=$PWD/gpu-node expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
+expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+KERNC_CACHE_DIR=$PWD/gpu-node expect_exit 0 kernc precompile "$SPEC" --target sm_90 --list
+cut -d' ' -f1 "$OUT" | sort > expected-keys
+ls gpu-node/entries/*/ | grep -v ':$' | grep . | sort > node-keys
+cmp -s expected-keys node-keys || test_failed "the node's entries differ from the unsharded precompile's keys"
+cat job-*/entries/*/* | cmp -s - /dev/null && test_failed "the jobs stored nothing"
+CHECKS=$((CHECKS + 1))
+
 TEST "a read-only reader never publishes"
 export KERNC_REMOTE_CACHE="redis://127.0.0.1:$PORT/1?read_only=1"
 expect_exit 0 kernc compile "$SOURCE_DIR/examples/saxpy.cu" --target sm_90

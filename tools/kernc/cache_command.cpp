@@ -1,4 +1,4 @@
-// kernc cache stats|ls|verify|prune|clear|inspect: look after the disk cache.
+// kernc cache stats|ls|verify|prune|clear|inspect|merge|check: look after the disk cache.
 
 #include <unistd.h>
 
@@ -24,6 +24,7 @@ struct CacheCommandOptions {
   std::string extract;
   std::string spec;
   std::string targets;
+  std::vector<std::string> merge_sources;
 };
 
 std::string local_time(std::time_t when) {
@@ -152,6 +153,45 @@ int run_verify(const CacheCommandOptions& options, const Config& config) {
   return report.bad.size() > report.removed ? kExitCacheDamaged : kExitOk;
 }
 
+// Merges every source, then reports: a bad entry in one artifact must not stop the good
+// ones of the others, but it must fail the job.
+int run_merge(const CacheCommandOptions& options, const Config& config) {
+  auto store = open_store(config);
+  nlohmann::json sources = nlohmann::json::array();
+  CacheMergeReport total;
+  for (const auto& directory : options.merge_sources) {
+    auto report = store.merge_from(directory);
+    nlohmann::json bad = nlohmann::json::array();
+    for (const auto& [path, problem] : report.bad) {
+      bad.push_back({{"path", path}, {"problem", problem}});
+      if (options.format != "json") fmt::print(stderr, "kernc: error: not merged: {}\n", problem);
+    }
+    sources.push_back({{"directory", directory}, {"copied", report.copied},
+                       {"already_present", report.already_present}, {"bytes_copied", report.bytes_copied},
+                       {"evicted", report.evicted}, {"bad", bad}});
+    if (options.format != "json") {
+      fmt::print("{}: {} copied ({}), {} already present, {} bad\n", directory, report.copied,
+                 format_size(report.bytes_copied), report.already_present, report.bad.size());
+    }
+    total.copied += report.copied;
+    total.already_present += report.already_present;
+    total.bytes_copied += report.bytes_copied;
+    total.evicted += report.evicted;
+    total.bad.insert(total.bad.end(), report.bad.begin(), report.bad.end());
+  }
+  if (options.format == "json") {
+    fmt::print("{}\n", nlohmann::json{{"directory", store.root()}, {"sources", sources}, {"copied", total.copied},
+                                      {"already_present", total.already_present},
+                                      {"bytes_copied", total.bytes_copied}, {"evicted", total.evicted},
+                                      {"bad", total.bad.size()}}
+                           .dump(2));
+  } else {
+    fmt::print("into {}: {} copied, {} already present, {} bad{}\n", store.root(), total.copied, total.already_present,
+               total.bad.size(), total.evicted ? fmt::format(", {} evicted by the size cap", total.evicted) : "");
+  }
+  return total.bad.empty() ? kExitOk : kExitCacheDamaged;
+}
+
 int run_prune(const CacheCommandOptions& options, const Config& config) {
   auto store = open_store(config);
   std::uint64_t cap = options.max_size.empty() ? config.cache_max_size.value : parse_size(options.max_size, "--max-size");
@@ -248,13 +288,18 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   inspect->add_option("key", options->key, "The key, or a unique prefix of it")->required();
   inspect->add_option("--extract", options->extract, "Write the entry's binary to this file");
 
+  auto* merge = sub->add_subcommand("merge", "Copy the entries of other cache directories (CI shards' artifacts) "
+                                    "into this one, checking each; exit 5 if any was bad");
+  add_format(merge);
+  merge->add_option("directories", options->merge_sources, "Cache directories to merge from")->required();
+
   auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
   add_format(check);
   check->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
   check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, ...")
       ->required();
 
-  auto run = [options, &global, stats, ls, verify, prune, clear, inspect, check]() -> int {
+  auto run = [options, &global, stats, ls, verify, prune, clear, inspect, merge, check]() -> int {
     Config config = resolve_config(global);
     if (stats->parsed()) return run_stats(*options, config);
     if (ls->parsed()) return run_ls(*options, config);
@@ -262,6 +307,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
     if (prune->parsed()) return run_prune(*options, config);
     if (clear->parsed()) return run_clear(*options, config);
     if (inspect->parsed()) return run_inspect(*options, config);
+    if (merge->parsed()) return run_merge(*options, config);
     if (check->parsed()) return run_cache_check(options->spec, options->targets, options->format, config);
     return kExitUsage;
   };

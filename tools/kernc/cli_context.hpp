@@ -87,6 +87,7 @@ struct PrecompileRequest {
   bool list = false;     ///< print each variant's key instead of compiling
   bool quiet = false;    ///< no progress
   std::string format = "text";
+  std::string shard;     ///< "K/N": this job's part of a precompile split over N jobs; empty: all
 };
 
 /// `kernc cache check SPEC --target ...`: whether every variant of the spec can be served

@@ -58,6 +58,8 @@ nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, 
           {"cache_dir", cache.store() ? cache.config().directory : ""},
           {"seconds", summary.seconds},
           {"jobs", jobs},
+          {"shard", summary.shard.str()},
+          {"all_programs", summary.all_units},
           {"failures", failures}};
 }
 
@@ -69,6 +71,7 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   std::vector<Target> targets;
   for (const auto& name : split_list(request.targets)) targets.push_back(Target::parse(name));
   if (targets.empty()) throw Error(ErrorCode::invalid_argument, "--target names no target");
+  const PrecompileShard shard = request.shard.empty() ? PrecompileShard{} : PrecompileShard::parse(request.shard);
   // The artifact is the cache directory: read-only tiers are not consulted, so that a hit
   // there never stands in for an entry the directory lacks.
   CacheConfig cache_config = config.cache_config();
@@ -79,12 +82,11 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
     if (request.format == "json") {
       throw Error(ErrorCode::invalid_argument, "--list prints one line per variant; it has no --format json");
     }
-    for (const auto& target : targets) {
-      const Compiler& compiler = compilers.get(target.backend());
-      for (const auto& variant : spec.variants()) {
-        fmt::print("{}  {:<8} {:<14} {}\n", cache.key(variant.program, target, compiler), target.str(), variant.kernel,
-                   variant.description);
-      }
+    const std::vector<SpecVariant> variants = spec.variants();
+    for (const auto& unit : precompile_units(variants, targets, shard)) {
+      const Compiler& compiler = compilers.get(unit.target.backend());
+      fmt::print("{}  {:<8} {:<14} {}\n", cache.key(unit.variant->program, unit.target, compiler), unit.target.str(),
+                 unit.variant->kernel, unit.variant->description);
     }
     return kExitOk;
   }
@@ -119,15 +121,23 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
                                   event.description, event.failed ? "failed" : to_string(event.outcome));
                               fmt::print(stderr, terminal ? "\r\033[K{}" : "{}\n", line);
                               std::fflush(stderr);
-                            });
+                            },
+                            shard);
   if (show_progress && terminal) fmt::print(stderr, "\r\033[K");
   if (request.format == "json") {
     fmt::print("{}\n", summary_json(summary, spec, targets, jobs, cache).dump(2));
   } else {
-    fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} cache hit(s), {} "
-               "failed in {:.1f} s ({} jobs)\n",
-               summary.total, summary.total / targets.size(), spec.kernels.size(), targets.size(), summary.compiled,
-               summary.hits, summary.failed, summary.seconds, jobs);
+    if (shard.count > 1) {
+      fmt::print("shard {}: {} of the {} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} "
+                 "cache hit(s), {} failed in {:.1f} s ({} jobs)\n",
+                 shard.str(), summary.total, summary.all_units, summary.all_units / targets.size(), spec.kernels.size(),
+                 targets.size(), summary.compiled, summary.hits, summary.failed, summary.seconds, jobs);
+    } else {
+      fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} cache hit(s), {} "
+                 "failed in {:.1f} s ({} jobs)\n",
+                 summary.total, summary.total / targets.size(), spec.kernels.size(), targets.size(), summary.compiled,
+                 summary.hits, summary.failed, summary.seconds, jobs);
+    }
   }
   if (summary.failed > seen_failures.size()) {
     fmt::print(stderr, "({} failure(s) repeated an error shown above in another variant)\n",
@@ -154,6 +164,9 @@ Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("-t,--target", request->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, ...")->required();
   sub->add_option("-j,--jobs", request->jobs, "Parallel compiles (default: the number of CPUs)");
   sub->add_flag("--list", request->list, "Print each variant's cache key instead of compiling");
+  sub->add_option("--shard", request->shard,
+                  "K/N: build only part K of N, for a precompile split over N CI jobs (disjoint parts whose union is "
+                  "the whole; merge them with `kernc cache merge` or share a remote cache)");
   sub->add_flag("-q,--quiet", request->quiet, "No progress lines on stderr");
   sub->add_option("--format", request->format, "Summary format")->check(CLI::IsMember({"text", "json"}));
   return {sub, [request, &global] { return run_precompile_spec(*request, global); }};
