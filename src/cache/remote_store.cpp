@@ -184,10 +184,21 @@ StoreLookup RemoteStore::get(const std::string& key) {
       delta.remote_misses = 1;
     } else if (reply.type == RedisReply::Type::string) {
       delta.remote_bytes_read += reply.str.size();
+      const std::string head = reply.str.substr(0, kHeadSize);
       lookup = read_entry(*connection, key, std::move(reply.str));
       if (lookup.status == StoreLookup::Status::hit) {
         delta.remote_hits = 1;
         delta.remote_bytes_read += lookup.encoded.size();
+        if (config_.ttl_seconds > 0) {
+          // A hit keeps its entry alive. Best effort: a failure here costs the connection,
+          // never the hit, and starts no backoff.
+          try {
+            // The writer's chunking, from the head: it may have had another chunk_size.
+            refresh_ttl(*connection, key, lookup.encoded, get_le(head, 16, 4));
+          } catch (const RedisFailure&) {
+            connection.fail();
+          }
+        }
       } else {
         delta.remote_rejected = 1;
       }
@@ -276,17 +287,20 @@ StoreLookup RemoteStore::read_entry(RedisConnection& connection, const std::stri
   lookup.status = StoreLookup::Status::hit;
   lookup.entry = std::move(decoded);
   lookup.encoded = std::move(entry);
-  if (config_.ttl_seconds > 0) {
-    // A hit keeps an entry alive; refreshing is best effort and never fails the hit.
-    std::string ttl = std::to_string(config_.ttl_seconds);
-    std::string head_key = config_.prefix + "entry:" + key;
-    std::vector<std::vector<std::string_view>> touch = {{"EXPIRE", head_key, ttl}};
-    std::vector<std::string> names;
-    for (std::uint64_t i = 0; i < chunks; ++i) names.push_back(config_.prefix + "chunk:" + to_hex(digest) + ":" + std::to_string(i));
-    for (const auto& name : names) touch.push_back({"EXPIRE", name, ttl});
-    connection.pipeline(touch);
-  }
   return lookup;
+}
+
+void RemoteStore::refresh_ttl(RedisConnection& connection, const std::string& key, std::string_view encoded,
+                              std::uint64_t chunks) const {
+  const std::string ttl = std::to_string(config_.ttl_seconds);
+  std::vector<std::string> names = {config_.prefix + "entry:" + key};
+  const std::string digest_hex = chunks ? to_hex(platform::sha256_raw(encoded)) : "";
+  for (std::uint64_t i = 0; i < chunks; ++i) {
+    names.push_back(config_.prefix + "chunk:" + digest_hex + ":" + std::to_string(i));
+  }
+  std::vector<std::vector<std::string_view>> touch;
+  for (const auto& name : names) touch.push_back({"EXPIRE", name, ttl});
+  connection.pipeline(touch);
 }
 
 std::vector<std::string> RemoteStore::find_program(const std::string& program_key) const {

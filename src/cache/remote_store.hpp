@@ -84,6 +84,9 @@ class RemoteStore final : public Store {
   void record_failure(const std::string& doing, const std::exception& failure, bool timed_out) const;
   std::unique_ptr<platform::RedisConnection> connect() const;
   StoreLookup read_entry(platform::RedisConnection& connection, const std::string& key, std::string head) const;
+  /// Restarts the ttl of an entry's head and its `chunks` chunks.
+  void refresh_ttl(platform::RedisConnection& connection, const std::string& key, std::string_view encoded,
+                   std::uint64_t chunks) const;
 
   RemoteCacheConfig config_;
   std::string location_;

@@ -220,6 +220,28 @@ TEST_CASE("cache::RemoteStore: large entries travel in chunks; a missing chunk i
   CHECK(healed.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
 }
 
+TEST_CASE("cache::RemoteStore: a hit restarts the ttl of the head and of every chunk") {
+  RedisServer server;
+  TempDir dir;
+  std::string key;
+  {
+    Cache writer(with_remote(dir, "w", server.url("chunk_size=1K&ttl=1h")));
+    key = writer.get_or_compile(sample_program(), sm80(), nvrtc()).key;
+  }
+  auto chunks = server.command({"KEYS", "kernc:chunk:*"});
+  REQUIRE(chunks.elements.size() >= 3);
+  std::vector<std::string> names = {head_key(key)};
+  for (const auto& chunk : chunks.elements) names.push_back(chunk.str);
+  for (const auto& name : names) server.command({"EXPIRE", name, "100"});
+  // A reader with another chunk_size: the head says how the writer chunked.
+  Cache reader(with_remote(dir, "r", server.url("ttl=1h")));
+  CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  for (const auto& name : names) {
+    CAPTURE(name);
+    CHECK(server.command({"TTL", name}).integer > 3500);
+  }
+}
+
 TEST_CASE("cache::RemoteStore: poisoned entries are counted misses, never loaded") {
   RedisServer server;
   TempDir dir;
