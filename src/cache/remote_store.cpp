@@ -188,13 +188,14 @@ StoreLookup RemoteStore::get(const std::string& key) {
       lookup = read_entry(*connection, key, std::move(reply.str));
       if (lookup.status == StoreLookup::Status::hit) {
         delta.remote_hits = 1;
-        delta.remote_bytes_read += lookup.encoded.size();
+        const std::uint64_t chunks = get_le(head, 16, 4);
+        if (chunks > 0) delta.remote_bytes_read += lookup.encoded.size();  // inline bytes came with the head
         if (config_.ttl_seconds > 0) {
           // A hit keeps its entry alive. Best effort: a failure here costs the connection,
           // never the hit, and starts no backoff.
           try {
             // The writer's chunking, from the head: it may have had another chunk_size.
-            refresh_ttl(*connection, key, lookup.encoded, get_le(head, 16, 4));
+            refresh_ttl(*connection, key, lookup.encoded, chunks);
           } catch (const RedisFailure&) {
             connection.fail();
           }

@@ -129,6 +129,8 @@ TEST_CASE("cache::RemoteStore: a second cache directory gets remote hits, no com
   CHECK(second.stats().compiles == 0);
   CHECK(second.stats().remote_hits == 1);
   CHECK(second.stats().remote_writes == 0);
+  // What was read: the head and the entry inside it, once.
+  CHECK(second.stats().remote_bytes_read == server.command({"STRLEN", head_key(key)}).integer);
   CHECK(second.stored(key));  // back-filled
   second.flush_stats();
 
