@@ -1,8 +1,10 @@
 // kernc benchmarks on a GPU: bandwidth of contiguous elementwise and reduction kernels
 // against a device-to-device copy, per-call cost against raw cuLaunchKernel through the
 // same driver layer, cold compile against a raw compile of the same code, and warm-disk
-// first calls. Prints one table; see tools/bench/NOTES.md for what was measured when.
-// Usage: kernc_bench [--size N] [--repeat R]
+// first calls; float16 and float64 saxpy and sums at the end. Prints one table, and with
+// --json FILE writes every row as JSON for tools/bench/report.py (tools/bench/run runs both).
+// See tools/bench/NOTES.md for what was measured when.
+// Usage: kernc_bench [--size N] [--repeat R] [--json FILE]
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,14 +49,48 @@ double host_us(const std::chrono::steady_clock::time_point& start) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
+// One line of the table: a measure, and its ratio to the row's reference (0: none).
+struct Row {
+  std::string label;
+  double value;
+  const char* unit;
+  double ratio;
+};
+
+void print_rows(const std::vector<Row>& rows) {
+  std::printf("\n%-44s %12s %10s\n", "measure", "value", "vs ref");
+  for (const auto& row : rows) {
+    const char* format = std::strcmp(row.unit, "TB/s") == 0 ? "%-44s %9.3f %s " : "%-44s %9.2f %s ";
+    if (!std::strcmp(row.unit, "ms") && row.value < 1) format = "%-44s %9.3f %s ";
+    std::printf(format, row.label.c_str(), row.value, row.unit);
+    if (row.ratio > 0) std::printf(std::strlen(row.unit) == 2 ? "  %9.2fx\n" : "%9.2fx\n", row.ratio);
+    else std::printf("\n");
+  }
+}
+
+// {"implementation": "kernc", "case": LABEL, "value": V, "unit": U} per row, as a JSON array.
+void write_json(const std::string& path, const std::vector<Row>& rows) {
+  FILE* file = std::fopen(path.c_str(), "w");
+  if (!file) throw std::runtime_error("cannot write " + path);
+  std::fprintf(file, "[\n");
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::fprintf(file, "  {\"implementation\": \"kernc\", \"case\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"}%s\n",
+                 rows[k].label.c_str(), rows[k].value, rows[k].unit, k + 1 < rows.size() ? "," : "");
+  }
+  std::fprintf(file, "]\n");
+  std::fclose(file);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t n = 1ll << 28;  // 1 GiB of float32 per array
   int repeat = 20;
+  std::string json_path;
   for (int k = 1; k + 1 < argc; k += 2) {
     if (!std::strcmp(argv[k], "--size")) n = std::atoll(argv[k + 1]);
     if (!std::strcmp(argv[k], "--repeat")) repeat = std::atoi(argv[k + 1]);
+    if (!std::strcmp(argv[k], "--json")) json_path = argv[k + 1];
   }
   if (!Device::available()) {
     std::printf("kernc_bench: no usable GPU\n");
@@ -237,27 +274,83 @@ int main(int argc, char** argv) {
     device.synchronize();
     double warm_first_ms = host_us(start) / 1000;
 
-    std::printf("\n%-44s %12s %10s\n", "measure", "value", "vs ref");
-    std::printf("%-44s %9.3f TB/s %10s\n", "device copy (read+write)", copy_tbs, "1.00");
-    std::printf("%-44s %9.3f TB/s %9.2fx\n", "elementwise saxpy float32 (3 arrays)", saxpy_tbs, saxpy_tbs / copy_tbs);
-    std::printf("%-44s %9.3f TB/s %9.2fx\n", "reduction sum of squares float32 (read)", reduce_tbs, reduce_tbs / copy_tbs);
+    // float16 and float64 (issue 14: within 5% of float32's ratio): the same bytes per
+    // array, so 2n halves and n/2 doubles, over x, y and z re-filled with each type.
+    struct TypedCase {
+      DType dtype;
+      const char* name;
+      const char* init;
+      std::int64_t count;
+      double size;
+    };
+    const std::vector<TypedCase> typed_cases = {
+        {DType::float16, "float16",
+         "#include <cuda_fp16.h>\nextern \"C\" __global__ void init_t(__half* x, long long n, unsigned seed) {\n"
+         "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+         "  if (i < n) { unsigned h = (unsigned)i * 2654435761u ^ seed; x[i] = __float2half((h >> 8) * (1.0f / 16777216.0f) - 0.5f); }\n}\n",
+         2 * n, 2},
+        {DType::float64, "float64",
+         "extern \"C\" __global__ void init_t(double* x, long long n, unsigned seed) {\n"
+         "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+         "  if (i < n) { unsigned h = (unsigned)i * 2654435761u ^ seed; x[i] = (h >> 8) * (1.0 / 16777216.0) - 0.5; }\n}\n",
+         n / 2, 8},
+    };
+    std::vector<Row> typed_rows;
+    for (const auto& c : typed_cases) {
+      RawKernel init_t(c.init, "init_t");
+      LaunchConfig fill_t;
+      fill_t.block[0] = 256;
+      fill_t.grid[0] = static_cast<unsigned>((c.count + 255) / 256);
+      ArrayRef xt = ArrayRef::contiguous(x.ref().data, c.dtype, {c.count});
+      ArrayRef yt = ArrayRef::contiguous(y.ref().data, c.dtype, {c.count});
+      ArrayRef zt = ArrayRef::contiguous(z.ref().data, c.dtype, {c.count});
+      init_t(fill_t, {xt, c.count, 1u});
+      init_t(fill_t, {yt, c.count, 2u});
+      device.synchronize();
+      const double bytes_t = c.count * c.size;
+      double ms = time_ms(device, repeat, [&] { saxpy({2.0, xt, yt}, {zt}); });
+      typed_rows.push_back({std::string("elementwise saxpy ") + c.name + " (3 arrays)", 3 * bytes_t / ms / 1e9, "TB/s",
+                            3 * bytes_t / ms / 1e9 / copy_tbs});
+      auto out_t = DeviceArray::empty(device, c.dtype, {});
+      ms = time_ms(device, repeat, [&] { sum_sq({xt}, std::nullopt, false, {out_t}); });
+      typed_rows.push_back({std::string("reduction sum of squares ") + c.name + " (read)", bytes_t / ms / 1e9, "TB/s",
+                            bytes_t / ms / 1e9 / copy_tbs});
+      for (int axis : {1, 0}) {
+        const std::int64_t cols = c.dtype == DType::float16 ? 2 * side : side / 2;
+        ArrayRef view = ArrayRef::contiguous(x.ref().data, c.dtype, {side, cols});
+        auto reduced = DeviceArray::empty(device, c.dtype, {axis == 1 ? side : cols});
+        ms = time_ms(device, repeat, [&] { sum_sq({view}, std::vector<int>{axis}, false, {reduced}); });
+        const double bytes_v = side * cols * c.size;
+        typed_rows.push_back({std::string("reduction ") + c.name + (axis == 1 ? " axis=1 (inner)" : " axis=0 (outer)"),
+                              bytes_v / ms / 1e9, "TB/s", bytes_v / ms / 1e9 / copy_tbs});
+      }
+    }
+
+    std::vector<Row> rows = {
+        {"device copy (read+write)", copy_tbs, "TB/s", 1.0},
+        {"elementwise saxpy float32 (3 arrays)", saxpy_tbs, "TB/s", saxpy_tbs / copy_tbs},
+        {"reduction sum of squares float32 (read)", reduce_tbs, "TB/s", reduce_tbs / copy_tbs},
+    };
     for (std::size_t k = 0; k < layout_cases.size(); ++k) {
-      std::printf("%-44s %9.3f TB/s %9.2fx\n", layout_cases[k].label, layout_tbs[k], layout_tbs[k] / copy_tbs);
+      rows.push_back({layout_cases[k].label, layout_tbs[k], "TB/s", layout_tbs[k] / copy_tbs});
     }
     for (std::size_t k = 0; k < shape_cases.size(); ++k) {
-      std::printf("%-44s %9.3f TB/s %9.2fx\n", shape_cases[k].label, shape_tbs[k], shape_tbs[k] / copy_tbs);
+      rows.push_back({shape_cases[k].label, shape_tbs[k], "TB/s", shape_tbs[k] / copy_tbs});
     }
-    std::printf("%-44s %9.2f us %9.2fx\n", "elementwise call, host time per call", kernc_us, kernc_us / raw_us);
-    std::printf("%-44s %9.2f us %9.2fx\n", "elementwise launch of a kept plan, per call", plan_us, plan_us / raw_us);
-    std::printf("%-44s %9.2f us %9.2fx\n", "RawKernel call, host time per call", raw_kernel_us, raw_kernel_us / raw_us);
-    std::printf("%-44s %9.2f us %10s\n", "raw cuLaunchKernel per call (same driver)", raw_us, "1.00");
-    std::printf("%-44s %9.2f ms %9.2fx\n", "compile of generated saxpy (NVRTC only)", generated.compile_ms,
-                generated.compile_ms / raw_compile.compile_ms);
-    std::printf("%-44s %9.2f ms %10s\n", "compile of raw saxpy (NVRTC only)", raw_compile.compile_ms, "1.00");
-    std::printf("%-44s %9.2f ms %10s\n", "cold first call (compile+store+load+launch)", cold_first_ms, "");
-    std::printf("%-44s %9.3f ms %10s\n", "warm-disk first call (read+load+launch)", warm_first_ms, "");
+    rows.insert(rows.end(), typed_rows.begin(), typed_rows.end());
+    rows.push_back({"elementwise call, host time per call", kernc_us, "us", kernc_us / raw_us});
+    rows.push_back({"elementwise launch of a kept plan, per call", plan_us, "us", plan_us / raw_us});
+    rows.push_back({"RawKernel call, host time per call", raw_kernel_us, "us", raw_kernel_us / raw_us});
+    rows.push_back({"raw cuLaunchKernel per call (same driver)", raw_us, "us", 1.0});
+    rows.push_back({"compile of generated saxpy (NVRTC only)", generated.compile_ms, "ms",
+                    generated.compile_ms / raw_compile.compile_ms});
+    rows.push_back({"compile of raw saxpy (NVRTC only)", raw_compile.compile_ms, "ms", 1.0});
+    rows.push_back({"cold first call (compile+store+load+launch)", cold_first_ms, "ms", 0});
+    rows.push_back({"warm-disk first call (read+load+launch)", warm_first_ms, "ms", 0});
+    print_rows(rows);
+    if (!json_path.empty()) write_json(json_path, rows);
     return 0;
-  } catch (const Error& error) {
+  } catch (const std::exception& error) {
     std::printf("kernc_bench: %s\n", error.what());
     return 1;
   }

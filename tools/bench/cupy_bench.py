@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The same measures as kernc_bench, with CuPy, for comparison in the same run.
 
-Usage: python3 tools/bench/cupy_bench.py [--size N] [--repeat R]
+Usage: python3 tools/bench/cupy_bench.py [--size N] [--repeat R] [--json FILE]
+Rows carry the same labels as kernc_bench's where they measure the same thing, so that
+tools/bench/report.py can put them side by side.
 """
 import argparse
+import json
 import time
 
 import cupy as cp
@@ -28,6 +31,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=1 << 28)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--json", help="also write every row to this file as JSON")
     args = parser.parse_args()
     n = args.size
     x = cp.random.uniform(-0.5, 0.5, n, dtype=cp.float32)
@@ -88,15 +92,42 @@ def main():
     call_us = (time.perf_counter() - start) / calls * 1e6
 
     copy_tbs = 2 * nbytes / copy_ms / 1e9
+
+    # float16 and float64 as kernc_bench: the same bytes per array, fresh random data.
+    typed_rows = []
+    for dtype, name in ((cp.float16, "float16"), (cp.float64, "float64")):
+        count = int(nbytes) // cp.dtype(dtype).itemsize
+        xt = cp.random.uniform(-0.5, 0.5, count).astype(dtype)
+        yt = cp.random.uniform(-0.5, 0.5, count).astype(dtype)
+        zt = cp.empty_like(xt)
+        bytes_t = count * cp.dtype(dtype).itemsize
+        ms = median_ms(lambda: saxpy(dtype(2.0), xt, yt, zt), args.repeat)
+        typed_rows.append((f"elementwise saxpy {name} (3 arrays)", 3 * bytes_t / ms / 1e9))
+        ms = median_ms(lambda: sum_sq(xt), args.repeat)
+        typed_rows.append((f"reduction sum of squares {name} (read)", bytes_t / ms / 1e9))
+        cols = 2 * side if dtype == cp.float16 else side // 2
+        view = xt[: side * cols].reshape(side, cols)
+        for axis, where in ((1, "inner"), (0, "outer")):
+            ms = median_ms(lambda: sum_sq(view, axis=axis), args.repeat)
+            typed_rows.append((f"reduction {name} axis={axis} ({where})", side * cols * cp.dtype(dtype).itemsize / ms / 1e9))
+        del xt, yt, zt, view
+
+    rows = [("device copy (read+write)", copy_tbs, "TB/s"),
+            ("ElementwiseKernel saxpy", 3 * nbytes / saxpy_ms / 1e9, "TB/s"),
+            ("ReductionKernel sum of squares", nbytes / reduce_ms / 1e9, "TB/s"),
+            ("cupy.sum (CUB)", nbytes / cub_ms / 1e9, "TB/s")]
+    rows += [(label, tbs, "TB/s") for label, tbs in layout_rows + shape_rows + typed_rows]
+    rows.append(("ElementwiseKernel call, host time per call", call_us, "us"))
+
     print(f"cupy {cp.__version__}, {n} float32")
     print(f"{'measure':44s} {'value':>12s} {'vs copy':>9s}")
-    print(f"{'device copy (read+write)':44s} {copy_tbs:9.3f} TB/s {1.0:8.2f}x")
-    print(f"{'ElementwiseKernel saxpy':44s} {3 * nbytes / saxpy_ms / 1e9:9.3f} TB/s {3 * nbytes / saxpy_ms / 1e9 / copy_tbs:8.2f}x")
-    print(f"{'ReductionKernel sum of squares':44s} {nbytes / reduce_ms / 1e9:9.3f} TB/s {nbytes / reduce_ms / 1e9 / copy_tbs:8.2f}x")
-    print(f"{'cupy.sum (CUB)':44s} {nbytes / cub_ms / 1e9:9.3f} TB/s {nbytes / cub_ms / 1e9 / copy_tbs:8.2f}x")
-    for label, tbs in layout_rows + shape_rows:
-        print(f"{label:44s} {tbs:9.3f} TB/s {tbs / copy_tbs:8.2f}x")
-    print(f"{'ElementwiseKernel call, host time per call':44s} {call_us:9.2f} us")
+    for label, value, unit in rows:
+        ratio = f"{value / copy_tbs:8.2f}x" if unit == "TB/s" else ""
+        print(f"{label:44s} {value:9.3f} {unit} {ratio}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"implementation": "cupy", "case": label, "value": value, "unit": unit}
+                       for label, value, unit in rows], f, indent=1)
 
 
 if __name__ == "__main__":
