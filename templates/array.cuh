@@ -34,10 +34,16 @@ template <class Index> struct Shape<0, Index> { Index size; };
 template <class Index> struct Shape<-1, Index> { Index size; int rank; Index dims[kMaxDims]; };
 
 // CuPy's CIndexer: the loop's current position as a multi-index.
+// NOTE [ stepping the multi-index ]
+// A grid-stride loop moves every thread's flat index by the same step. start(i, step)
+// divides once, for the first index and for the step's digits; advance() then adds the
+// digits with a carry per axis (a digit is below its extent, so one subtraction at most)
+// instead of a division and a modulo per axis per element.
 template <int kRank, class Index>
 struct Indexer {
   Shape<kRank, Index> shape;
   Index index[kRank];
+  Index step_[kRank];
   KERNC_DEVICE explicit Indexer(const Shape<kRank, Index>& s) : shape(s) {}
   KERNC_DEVICE Index size() const { return shape.size; }
   KERNC_DEVICE void set(Index i) {
@@ -47,6 +53,25 @@ struct Indexer {
       i /= shape.dims[d];
     }
     index[0] = i;
+  }
+  KERNC_DEVICE void start(Index i, Index step) {
+    set(i);
+#pragma unroll
+    for (int d = kRank - 1; d > 0; --d) {
+      step_[d] = step % shape.dims[d];
+      step /= shape.dims[d];
+    }
+    step_[0] = step;
+  }
+  KERNC_DEVICE void advance() {
+    Index carry = 0;
+#pragma unroll
+    for (int d = kRank - 1; d > 0; --d) {
+      index[d] += step_[d] + carry;
+      carry = index[d] >= shape.dims[d] ? 1 : 0;
+      if (carry) index[d] -= shape.dims[d];
+    }
+    index[0] += step_[0] + carry;
   }
   KERNC_DEVICE const Index* get() const { return index; }
 };
@@ -58,7 +83,10 @@ struct Indexer<0, Index> {
   KERNC_DEVICE explicit Indexer(const Shape<0, Index>& s) : shape(s) {}
   KERNC_DEVICE Index size() const { return shape.size; }
   KERNC_DEVICE void set(Index i) { index[0] = i; }
+  KERNC_DEVICE void start(Index i, Index step) { index[0] = i; step_ = step; }
+  KERNC_DEVICE void advance() { index[0] += step_; }
   KERNC_DEVICE const Index* get() const { return index; }
+  Index step_;
 };
 
 template <class Index>
@@ -74,6 +102,24 @@ struct Indexer<-1, Index> {
     }
     index[0] = i;
   }
+  KERNC_DEVICE void start(Index i, Index step) {
+    set(i);
+    for (int d = shape.rank - 1; d > 0; --d) {
+      step_[d] = step % shape.dims[d];
+      step /= shape.dims[d];
+    }
+    step_[0] = step;
+  }
+  KERNC_DEVICE void advance() {
+    Index carry = 0;
+    for (int d = shape.rank - 1; d > 0; --d) {
+      index[d] += step_[d] + carry;
+      carry = index[d] >= shape.dims[d] ? 1 : 0;
+      if (carry) index[d] -= shape.dims[d];
+    }
+    index[0] += step_[0] + carry;
+  }
+  Index step_[kMaxDims];
   KERNC_DEVICE const Index* get() const { return index; }
 };
 

@@ -90,9 +90,10 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   const std::string& name = definition.name;
   const int rank = layout.view_rank();
   const bool contiguous = rank == 0;
-  // Contiguous: inputs are preloaded into _v_<name>[_kUnroll] and bound from there (see
-  // templates/elementwise_contiguous.cu.in); otherwise bound through the multi-index.
-  const char* indent = contiguous ? "        " : "    ";
+  // Inputs are preloaded into _v_<name>[_kUnroll] and bound from there (see
+  // templates/elementwise_contiguous.cu.in and elementwise.cu.in), at the flat index or
+  // through the multi-index.
+  const char* indent = "        ";
   std::string params, refs, preload_decls, preload_loads;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
@@ -100,13 +101,9 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
-    if (contiguous) {
-      preload_decls += fmt::format("    {} _v_{}[_kUnroll];\n", type, p.name);
-      preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[_j];\n", p.name, p.name);
-      refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
-    } else {
-      refs += fmt::format("{}const {}& {} = _raw_{}[_ind.get()];\n", indent, type, p.name, p.name);
-    }
+    preload_decls += fmt::format("    {} _v_{}[_kUnroll];\n", type, p.name);
+    preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[{}];\n", p.name, p.name, contiguous ? "_j" : "_ind.get()");
+    refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const auto& p = sig.out[k];
@@ -132,9 +129,9 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
       {"operation", wrap_snippet(name, "operation", definition.operation, ";")},
       {"after_loop", wrap_snippet(name, "after_loop", o.after_loop, ";")},
   };
+  values["preload_decls"] = preload_decls;
+  values["preload_loads"] = preload_loads;
   if (contiguous) {
-    values["preload_decls"] = preload_decls;
-    values["preload_loads"] = preload_loads;
     return make_program(name, render("elementwise_contiguous.cu.in", template_file("elementwise_contiguous.cu.in"), values),
                         o.compile);
   }

@@ -17,7 +17,7 @@ namespace kernc {
 namespace {
 
 constexpr unsigned kBlock = 256;
-// The contiguous kernel steps kUnroll (4) elements per thread (templates/elementwise.cu.in).
+// Each thread steps kUnroll (4) elements per grid stride (templates/elementwise*.cu.in).
 constexpr std::int64_t kUnroll = 4;
 
 // A copy of `array` in fresh C-contiguous memory (used when an input overlaps an output).
@@ -171,7 +171,8 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
   plan.rank = plan.loop.layout.view_rank();
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(block);
-  const std::int64_t per_block = plan.rank == 0 ? block * kUnroll : block;
+  // Both templates take kUnroll elements a thread per step.
+  const std::int64_t per_block = block * kUnroll;
   plan.launch.grid[0] =
       static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((plan.loop.size + per_block - 1) / per_block, max_blocks)));
 }

@@ -46,9 +46,10 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   CHECK(plan.allocates_outputs());
   // The broadcast row has stride 0 on axis 0: not one flat loop, a rank-2 strided one.
   CHECK(plan.layout() == Layout{LayoutKind::strided, 2, false});
-  // 300000 elements, 256 threads a block, capped at 32 blocks per multiprocessor.
+  // 300000 elements, 256 threads a block, 4 elements a thread, capped at 32 blocks per
+  // multiprocessor.
   CHECK(plan.launch_config().block[0] == 256);
-  CHECK(plan.launch_config().grid[0] == 1172);
+  CHECK(plan.launch_config().grid[0] == 293);
   CHECK(plan.multiprocessors() == 100);
 
   // Same shapes without broadcasting: contiguous, 4 elements a thread; the grid is capped.
