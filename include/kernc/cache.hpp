@@ -54,6 +54,15 @@ struct KERNC_API RemoteCacheConfig {
 /// (never the password).
 KERNC_API RemoteCacheConfig parse_remote_cache_url(const std::string& url);
 
+/// Whether this build and machine can use a remote cache: hiredis built in and its
+/// library loadable. Loads libhiredis on the first call.
+struct KERNC_API RemoteCacheSupport {
+  bool available = false;
+  std::string library;  ///< the file loaded, when available
+  std::string problem;  ///< why not, otherwise
+};
+KERNC_API RemoteCacheSupport remote_cache_support();
+
 /// How the cache is set up; filled from the environment by Config (config.hpp).
 struct KERNC_API CacheConfig {
   std::string directory;                               ///< the disk store's root

@@ -403,3 +403,15 @@ std::uint64_t RemoteStore::put(const std::string& key, std::string_view encoded)
 }
 
 }  // namespace kernc::cache
+
+namespace kernc {
+
+RemoteCacheSupport remote_cache_support() {
+  RemoteCacheSupport support;
+  support.problem = platform::hiredis_problem();
+  support.available = support.problem.empty();
+  support.library = platform::hiredis_library_path();
+  return support;
+}
+
+}  // namespace kernc

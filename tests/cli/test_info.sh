@@ -19,6 +19,8 @@ expect_match "$OUT" '^ +targets: .*\bsm_90\b'
 expect_match "$OUT" '^hiprtc +[0-9.]+(\+comgr[0-9.]+)? \('
 expect_match "$OUT" '^ +targets: .*\bgfx90a\b'
 expect_match "$OUT" '^driver '
+# This build has hiredis (tools/install-deps installs libhiredis-dev): the library loads.
+expect_match "$OUT" '^redis +hiredis \(.*libhiredis\.so\.[0-9.]+\): KERNC_REMOTE_CACHE can be used$'
 expect_match "$OUT" "^ +cache dir +$KERNC_CACHE_DIR +\\(KERNC_CACHE_DIR\\)\$"
 expect_match "$OUT" '^ +cache max size +4\.0 GiB +\(default\)$'
 expect_match "$OUT" '^ +log level +warn +\(default\)$'
@@ -53,6 +55,7 @@ expect_json "$OUT" '"gfx90a" in d["hiprtc"]["supported_targets"]' true
 expect_json "$OUT" 'isinstance(d["cuda_driver"]["available"], bool)' true
 expect_json "$OUT" 'isinstance(d["cuda_driver"]["gpus"], list)' true
 expect_json "$OUT" 'd["cuda_driver"]["available"] or "problem" in d["cuda_driver"]' true
+expect_json "$OUT" 'd["remote_cache"]["available"]' true
 expect_json "$OUT" 'd["settings"]["cache_dir"]["value"]' "$KERNC_CACHE_DIR"
 expect_json "$OUT" 'd["settings"]["cache_dir"]["source"]' KERNC_CACHE_DIR
 expect_json "$OUT" 'd["settings"]["cache_max_size"]["source"]' default

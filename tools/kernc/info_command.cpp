@@ -50,6 +50,12 @@ nlohmann::json driver_json(const Config& config) {
   }
 }
 
+nlohmann::json remote_json() {
+  const RemoteCacheSupport support = remote_cache_support();
+  if (support.available) return {{"available", true}, {"library", support.library}};
+  return {{"available", false}, {"problem", support.problem}};
+}
+
 template <class T>
 nlohmann::json setting_json(const Setting<T>& setting) {
   return {{"value", setting.value}, {"source", setting.source}};
@@ -62,6 +68,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
       {"nvrtc", compiler_json(Backend::cuda, config)},
       {"hiprtc", compiler_json(Backend::hip, config)},
       {"cuda_driver", driver_json(config)},
+      {"remote_cache", remote_json()},
       {"settings",
        {{"cache_dir", setting_json(config.cache_dir)},
         {"cache_path", setting_json(config.cache_path)},
@@ -109,6 +116,12 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
     }
   } else {
     fmt::print("driver   no GPU usable: {}\n", driver["problem"].get<std::string>());
+  }
+  const auto& remote = info["remote_cache"];
+  if (remote["available"].get<bool>()) {
+    fmt::print("redis    hiredis ({}): KERNC_REMOTE_CACHE can be used\n", remote["library"].get<std::string>());
+  } else {
+    fmt::print("redis    no remote cache: {}\n", remote["problem"].get<std::string>());
   }
   fmt::print("\nsettings\n");
   auto show = [](const char* name, const std::string& value, const std::string& source) {
