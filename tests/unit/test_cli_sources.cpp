@@ -99,6 +99,14 @@ TEST_CASE("cli sources: basic indexing as NumPy's") {
     CHECK(one_d("[5:5]").empty());
     CHECK(one_d("[2:9:3]") == V{2, 5, 8});
     CHECK(one_d("[ 1 : : 4 ]") == V{1, 5, 9});
+    // A step far past the extent takes one element, as in NumPy (found by fuzz_array_source:
+    // the stride times the step overflowed).
+    CHECK(one_d("[::-8888888888888888881]") == V{9});
+    CHECK(one_d("[1::9223372036854775807]") == V{1});
+    CHECK(one_d("[::-9223372036854775808]") == V{9});
+    SourceValue column = load_source("arange:4x2:int16[::-8888888888888888881].T");
+    CHECK(column.shape == Shape{2, 1});
+    CHECK(elements<std::int16_t>(column) == std::vector<std::int16_t>{6, 7});
   }
   SUBCASE("an integer index drops its axis; a trailing comma is a tuple") {
     SourceValue row = load_source("arange:3x4:float32[-1]");

@@ -1,6 +1,7 @@
 #include "run_views.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <vector>
@@ -123,7 +124,9 @@ SliceBounds bounds(const Item& item, std::int64_t extent) {
   if (out.step > 0) {
     out.length = out.start < stop ? (stop - out.start - 1) / out.step + 1 : 0;
   } else {
-    out.length = stop < out.start ? (out.start - stop - 1) / -out.step + 1 : 0;
+    // -step would overflow for the most negative step; any step that large takes one element.
+    const std::int64_t span = out.step == INT64_MIN ? 0 : (out.start - stop - 1) / -out.step;
+    out.length = stop < out.start ? span + 1 : 0;
   }
   return out;
 }
@@ -181,7 +184,14 @@ ArrayRef indexed(const ArrayRef& view, const std::string& text) {
         SliceBounds b = bounds(item, view.shape[axis]);
         if (b.length > 0) offset += b.start * view.strides[axis];
         out.shape.push_back(b.length);
-        out.strides.push_back(view.strides[axis] * b.step);
+        // A step past the axis's extent (x[::-10**18]) leaves at most one element, whose
+        // stride is never used: keep the axis's own rather than overflow multiplying.
+        std::int64_t stride = 0;
+        if (__builtin_mul_overflow(view.strides[axis], b.step, &stride)) {
+          if (b.length > 1) throw bad_view(fmt::format("the step {} overflows axis {}'s stride", b.step, axis));
+          stride = view.strides[axis];
+        }
+        out.strides.push_back(stride);
         ++axis;
         break;
       }
