@@ -27,6 +27,14 @@ template <class I> struct IsIndexInteger<const volatile I> : IsIndexInteger<I> {
 #define KERNC_CHECK_INDEX_TYPE(I) \
   static_assert(::kernc::IsIndexInteger<I>::value, "an array's multi-index must be an array of an integer type")
 
+// The largest of some sizes, at compile time (the tiled template's shared tile holds any of
+// its inputs' types).
+KERNC_DEVICE constexpr unsigned long long largest_of(unsigned long long a) { return a; }
+template <class... Rest>
+KERNC_DEVICE constexpr unsigned long long largest_of(unsigned long long a, unsigned long long b, Rest... rest) {
+  return largest_of(a > b ? a : b, rest...);
+}
+
 // The iteration space of a kernel: `size` elements in C order over `dims`.
 // Rank 0 = flat (contiguous layout), rank -1 = rank known at run time (up to kMaxDims).
 template <int kRank, class Index> struct Shape { Index size; Index dims[kRank]; };

@@ -29,21 +29,24 @@ enum class LayoutKind {
   contiguous,  ///< every non-raw array is C-contiguous over the loop: flat indexing
   strided,     ///< strided, rank 1 to kMaxStridedRank known at compile time
   generic,     ///< strided, any rank up to kMaxDims, known at run time
+  tiled,       ///< rank 2..kMaxTiledRank: an input is transposed against the outputs; 32 x 32 tiles
 };
 
 /// A layout class: one of the few shapes of generated code per signature.
 struct KERNC_API Layout {
   LayoutKind kind = LayoutKind::contiguous;
-  int rank = 0;          ///< for strided: 1..kMaxStridedRank; 0 otherwise
+  int rank = 0;          ///< strided: 1..kMaxStridedRank; tiled: 2..kMaxTiledRank; 0 otherwise
   bool index64 = false;  ///< 64-bit indexing (sizes or byte offsets past 2^31 - 1)
 
   static constexpr int kMaxStridedRank = 4;
+  static constexpr int kMaxTiledRank = 3;  ///< a transpose, or a batch of them
   static constexpr int kMaxDims = 16;  ///< see NOTE [ kernel parameter layout ] in templates/array.cuh
 
   /// The RANK the generated code gives its array views (templates/array.cuh): 0 for
-  /// contiguous (flat index), the rank for strided, -1 for generic (rank known at run time).
+  /// contiguous (flat index), the rank for strided and tiled, -1 for generic (rank known at
+  /// run time).
   int view_rank() const noexcept;
-  /// "contiguous-i32", "strided2-i64", "generic-i32".
+  /// "contiguous-i32", "strided2-i64", "tiled2-i32", "generic-i32".
   std::string str() const;
   /// Parses str()'s output; throws kernc::Error(invalid_argument).
   static Layout parse(const std::string& text);

@@ -90,11 +90,13 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   const std::string& name = definition.name;
   const int rank = layout.view_rank();
   const bool contiguous = rank == 0;
+  const bool tiled = layout.kind == LayoutKind::tiled;
   // Inputs are preloaded into _v_<name>[_kUnroll] and bound from there (see
-  // templates/elementwise_contiguous.cu.in and elementwise.cu.in), at the flat index or
-  // through the multi-index.
+  // templates/elementwise_contiguous.cu.in, elementwise.cu.in and elementwise_tiled.cu.in),
+  // at the flat index, through the multi-index, or (tiled, staged) from a shared tile.
   const char* indent = "        ";
-  std::string params, refs, preload_decls, preload_loads;
+  std::string params, refs, preload_decls, preload_loads, staged_loads, input_sizes;
+  int array_input = 0;  // the bit of this input in the tiled kernel's _staged
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
     bool scalar = is_scalar(types, k);
@@ -102,8 +104,39 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
     preload_decls += fmt::format("    {} _v_{}[_kUnroll];\n", type, p.name);
-    preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[{}];\n", p.name, p.name, contiguous ? "_j" : "_ind.get()");
     refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
+    if (!tiled) {
+      preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[{}];\n", p.name, p.name, contiguous ? "_j" : "_ind.get()");
+      continue;
+    }
+    input_sizes += fmt::format("{}sizeof({})", input_sizes.empty() ? "" : ", ", type);
+    const int bit = array_input++;
+    if (bit >= 32) {
+      preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[_ind.get()];\n", p.name, p.name);
+      continue;
+    }
+    preload_loads += fmt::format("        if (!(_staged & {}u)) _v_{}[_k] = _raw_{}[_ind.get()];\n", 1u << bit, p.name, p.name);
+    staged_loads += fmt::format(
+        "    if (_staged & {bit}u) {{\n"
+        "      {type}* const _tile_{name} = reinterpret_cast<{type}*>(_tile_bytes);\n"
+        "      __syncthreads();  // the tile's previous reader is done\n"
+        "#pragma unroll\n"
+        "      for (int _k = 0; _k < _kUnroll; ++_k) {{\n"
+        "        _ind.index[_kRows] = _row0 + _tx;\n"
+        "        _ind.index[_kCols] = _col0 + _ty + _k * _kRowStep;\n"
+        "        if (_ind.index[_kRows] < _rows && _ind.index[_kCols] < _cols) {{\n"
+        "          _tile_{name}[(_ty + _k * _kRowStep) * (_kTile + 1) + _tx] = _raw_{name}[_ind.get()];\n"
+        "        }}\n"
+        "      }}\n"
+        "      __syncthreads();\n"
+        "#pragma unroll\n"
+        "      for (int _k = 0; _k < _kUnroll; ++_k) {{\n"
+        "        if (_row0 + _ty + _k * _kRowStep < _rows && _col0 + _tx < _cols) {{\n"
+        "          _v_{name}[_k] = _tile_{name}[_tx * (_kTile + 1) + _ty + _k * _kRowStep];\n"
+        "        }}\n"
+        "      }}\n"
+        "    }}\n",
+        fmt::arg("bit", 1u << bit), fmt::arg("type", type), fmt::arg("name", p.name));
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const auto& p = sig.out[k];
@@ -131,6 +164,12 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   };
   values["preload_decls"] = preload_decls;
   values["preload_loads"] = preload_loads;
+  if (tiled) {
+    values["rank"] = std::to_string(rank);
+    values["staged_loads"] = staged_loads;
+    values["input_sizes"] = input_sizes.empty() ? "1" : input_sizes;
+    return make_program(name, render("elementwise_tiled.cu.in", template_file("elementwise_tiled.cu.in"), values), o.compile);
+  }
   if (contiguous) {
     return make_program(name, render("elementwise_contiguous.cu.in", template_file("elementwise_contiguous.cu.in"), values),
                         o.compile);
@@ -141,7 +180,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
 
 Program render_reduction(const detail::ReductionDefinition& definition, const CallTypes& types,
                          const ResolvedTypes& resolved, const Layout& layout) {
-  if (layout.kind == LayoutKind::strided) {
+  if (layout.kind != LayoutKind::contiguous && layout.kind != LayoutKind::generic) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: reductions use the contiguous or generic layout, not {}", definition.name, layout.str()));
   }

@@ -10,7 +10,8 @@ namespace kernc {
 int Layout::view_rank() const noexcept {
   switch (kind) {
     case LayoutKind::contiguous: return 0;
-    case LayoutKind::strided: return rank;
+    case LayoutKind::strided:
+    case LayoutKind::tiled: return rank;
     case LayoutKind::generic: return -1;
   }
   return -1;
@@ -21,6 +22,7 @@ std::string Layout::str() const {
   switch (kind) {
     case LayoutKind::contiguous: return fmt::format("contiguous-{}", bits);
     case LayoutKind::strided: return fmt::format("strided{}-{}", rank, bits);
+    case LayoutKind::tiled: return fmt::format("tiled{}-{}", rank, bits);
     case LayoutKind::generic: return fmt::format("generic-{}", bits);
   }
   return "unknown";
@@ -32,8 +34,8 @@ Layout Layout::parse(const std::string& text) {
   }
   throw Error(ErrorCode::invalid_argument,
               fmt::format("unknown layout class \"{}\": expected contiguous-i32, strided1-i32 ... strided{}-i64, "
-                          "generic-i32 or generic-i64",
-                          text, kMaxStridedRank));
+                          "tiled2-i32 ... tiled{}-i64, generic-i32 or generic-i64",
+                          text, kMaxStridedRank, kMaxTiledRank));
 }
 
 std::vector<Layout> Layout::elementwise_classes() {
@@ -41,6 +43,7 @@ std::vector<Layout> Layout::elementwise_classes() {
   for (bool wide : {false, true}) {
     layouts.push_back({LayoutKind::contiguous, 0, wide});
     for (int rank = 1; rank <= kMaxStridedRank; ++rank) layouts.push_back({LayoutKind::strided, rank, wide});
+    for (int rank = 2; rank <= kMaxTiledRank; ++rank) layouts.push_back({LayoutKind::tiled, rank, wide});
     layouts.push_back({LayoutKind::generic, 0, wide});
   }
   return layouts;

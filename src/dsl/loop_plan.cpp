@@ -52,40 +52,50 @@ bool fits_index32(std::int64_t extent, std::int64_t threads) {
 
 namespace {
 
-// `kept` reordered by the arrays' common stride order (largest |stride| first), or left as
-// it is when the arrays disagree (one transposed against the others) or it is already so.
-void order_by_strides(std::vector<size_t>& kept, const std::vector<std::vector<std::int64_t>>& strides) {
-  if (kept.size() < 2 || strides.empty()) return;
-  auto key = [&strides](size_t d) {
+// Whether the |strides| of every array in strides[first, last) shrink along `order`
+// (broadcast axes, stride 0, aside).
+bool shrinks_along(const std::vector<size_t>& order, const std::vector<std::vector<std::int64_t>>& strides, size_t first,
+                   size_t last) {
+  for (size_t a = first; a < last; ++a) {
+    std::int64_t previous = -1;
+    for (size_t d : order) {
+      const std::int64_t magnitude = static_cast<std::int64_t>(std::llabs(strides[a][d]));
+      if (magnitude == 0) continue;
+      if (previous >= 0 && magnitude > previous) return false;
+      previous = magnitude;
+    }
+  }
+  return true;
+}
+
+// Puts `kept` in the common stride order (largest |stride| first) of strides[first, last).
+// Returns false, leaving `kept` as it is, when those arrays disagree (one transposed
+// against the others).
+bool order_by_strides(std::vector<size_t>& kept, const std::vector<std::vector<std::int64_t>>& strides, size_t first,
+                      size_t last) {
+  if (kept.size() < 2 || first >= last) return true;
+  auto key = [&strides, first, last](size_t d) {
     std::int64_t largest = 0;
-    for (const auto& s : strides) largest = std::max<std::int64_t>(largest, std::llabs(s[d]));
+    for (size_t a = first; a < last; ++a) largest = std::max<std::int64_t>(largest, std::llabs(strides[a][d]));
     return largest;
   };
   // Every plain call plans its loop: the common case, already in order (C-ordered arrays),
   // allocates and sorts nothing.
   bool ordered = true;
   for (size_t k = 1; ordered && k < kept.size(); ++k) ordered = key(kept[k - 1]) >= key(kept[k]);
-  if (ordered) return;
+  if (ordered) return shrinks_along(kept, strides, first, last);
   std::vector<size_t> order = kept;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
-  // Every array's strides must shrink along the new order (broadcast axes, stride 0, aside).
-  for (const auto& s : strides) {
-    std::int64_t previous = -1;
-    for (size_t d : order) {
-      const std::int64_t magnitude = static_cast<std::int64_t>(std::llabs(s[d]));
-      if (magnitude == 0) continue;
-      if (previous >= 0 && magnitude > previous) return;
-      previous = magnitude;
-    }
-  }
+  if (!shrinks_along(order, strides, first, last)) return false;
   kept = std::move(order);
+  return true;
 }
 
 }  // namespace
 
 LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vector<std::int64_t>> strides,
                    const std::vector<std::size_t>& item_sizes, bool collapse, std::int64_t threads,
-                   std::int64_t extra_extent, bool reorder) {
+                   std::int64_t extra_extent, bool reorder, std::size_t outputs_from) {
   LoopPlan plan;
   plan.size = 1;
   for (auto extent : shape) plan.size *= extent;
@@ -94,7 +104,11 @@ LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vect
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] != 1) kept.push_back(d);
   }
-  if (reorder) order_by_strides(kept, strides);
+  // When the arrays disagree, the outputs' order: writes coalesced, transposed reads left to
+  // tile_transposed_inputs().
+  if (reorder && !order_by_strides(kept, strides, 0, strides.size()) && outputs_from < strides.size()) {
+    order_by_strides(kept, strides, outputs_from, strides.size());
+  }
   plan.shape.clear();
   plan.strides.assign(strides.size(), {});
   for (size_t d : kept) {
@@ -138,6 +152,33 @@ LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vect
   }
   plan.layout.index64 = !fits_index32(largest, threads);
   return plan;
+}
+
+bool tile_transposed_inputs(LoopPlan& plan, std::size_t outputs_from) {
+  const int rank = static_cast<int>(plan.shape.size());
+  if (plan.layout.kind != LayoutKind::strided || rank < 2 || rank > Layout::kMaxTiledRank) return false;
+  if (outputs_from == 0 || outputs_from >= plan.strides.size()) return false;
+  // Narrower than half a tile, most of each tile's threads would idle.
+  constexpr std::int64_t kNarrowest = 16;
+  const size_t rows = rank - 2, cols = rank - 1;
+  if (plan.shape[rows] < kNarrowest || plan.shape[cols] < kNarrowest) return false;
+  auto magnitude = [](std::int64_t stride) { return static_cast<std::int64_t>(std::llabs(stride)); };
+  for (size_t a = outputs_from; a < plan.strides.size(); ++a) {
+    const auto& s = plan.strides[a];
+    if (s[cols] == 0) return false;
+    for (int d = 0; d < rank; ++d) {
+      if (s[d] != 0 && magnitude(s[d]) < magnitude(s[cols])) return false;
+    }
+  }
+  std::uint32_t staged = 0;
+  for (size_t a = 0; a < outputs_from && a < 32; ++a) {
+    const auto& s = plan.strides[a];
+    if (s[rows] != 0 && magnitude(s[rows]) < magnitude(s[cols])) staged |= 1u << a;
+  }
+  if (staged == 0) return false;
+  plan.layout.kind = LayoutKind::tiled;
+  plan.staged = staged;
+  return true;
 }
 
 }  // namespace kernc::dsl

@@ -3,6 +3,7 @@
 // layout class that picks the generated program (see docs/spec-format.md, "Variants").
 // Pure host code: unit-tested without a GPU.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@ struct LoopPlan {
   std::vector<std::vector<std::int64_t>> strides;  ///< per array, over `shape`, in bytes
   std::int64_t size = 0;
   Layout layout;
+  std::uint32_t staged = 0;  ///< tiled layout: bit a is set when array a is read through tiles
 };
 
 /// Plans the loop over `shape` for arrays whose strides over it are `strides` (item sizes
@@ -37,10 +39,27 @@ struct LoopPlan {
 /// (raw arrays), which must also fit for 32-bit indexing.
 /// With `reorder` (the kernel never names its loop index), axes are first put in the
 /// arrays' common stride order, largest first, when they all agree on one: arrays that are
-/// all Fortran-ordered, or all permuted alike, then collapse to a contiguous loop.
+/// all Fortran-ordered, or all permuted alike, then collapse to a contiguous loop. When
+/// they disagree, the arrays from `outputs_from` on (the outputs) choose the order, so that
+/// writes are coalesced and only reads are not (tile_transposed_inputs() then fixes those).
 LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vector<std::int64_t>> strides,
                    const std::vector<std::size_t>& item_sizes, bool collapse, std::int64_t threads,
-                   std::int64_t extra_extent, bool reorder = false);
+                   std::int64_t extra_extent, bool reorder = false, std::size_t outputs_from = SIZE_MAX);
+
+/// NOTE [ tiled elementwise ]
+/// An input transposed against the outputs (b in `a + b.T`) is read, through a multi-index,
+/// one element per 32-byte sector: a warp's 32 threads step along the outputs' contiguous
+/// (last) axis, which is that input's slowest. The tiled layout reads it a 32 x 32 tile at
+/// a time with the threads laid along ITS contiguous axis, the one before the last, through
+/// shared memory (templates/elementwise_tiled.cu.in); its reads and the outputs' writes are
+/// then both coalesced. Which inputs go through tiles is a kernel argument (`staged`), not
+/// part of the program, so that one program per rank serves every mix of operands.
+///
+/// Makes `plan` (a strided plan) tiled when its rank is 2..Layout::kMaxTiledRank, its last
+/// two extents are at least 16, every output (arrays from `outputs_from` on) is contiguous
+/// along the last axis and at least one input is contiguous along the one before it.
+/// Returns whether it did.
+bool tile_transposed_inputs(LoopPlan& plan, std::size_t outputs_from);
 
 /// Whether indices up to `extent` (plus a grid stride of `threads`) fit in a signed 32-bit int.
 bool fits_index32(std::int64_t extent, std::int64_t threads = 0);

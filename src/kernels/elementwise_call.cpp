@@ -154,6 +154,7 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
       item_sizes.push_back(itemsize(in.array.dtype));
     }
   }
+  const size_t outputs_from = strides.size();
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const ArrayRef& out = plan.outputs[k];
     if (sig.out[k].raw) {
@@ -167,14 +168,23 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
   // The contiguous kernel's last index may run kUnroll grid strides past the end, which
   // 32-bit indexing must still hold.
   plan.loop = dsl::plan_loop(plan.shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                             max_blocks * block * kUnroll, extra, def.any_loop_order && def.options.reduce_dims);
+                             max_blocks * block * kUnroll, extra, def.any_loop_order && def.options.reduce_dims,
+                             outputs_from);
+  // The tiled template is written for kBlock threads (templates/elementwise_tiled.cu.in).
+  if (block == kBlock) dsl::tile_transposed_inputs(plan.loop, outputs_from);
   plan.rank = plan.loop.layout.view_rank();
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(block);
-  // Both templates take kUnroll elements a thread per step.
-  const std::int64_t per_block = block * kUnroll;
-  plan.launch.grid[0] =
-      static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((plan.loop.size + per_block - 1) / per_block, max_blocks)));
+  // Every template takes kUnroll elements a thread per step; the tiled one a whole tile
+  // (block * kUnroll elements) a block per step.
+  std::int64_t steps = (plan.loop.size + block * kUnroll - 1) / (block * kUnroll);
+  if (plan.loop.layout.kind == LayoutKind::tiled) {
+    constexpr std::int64_t kTile = 32;
+    const auto& dims = plan.loop.shape;
+    const std::int64_t rows = dims[dims.size() - 2], cols = dims[dims.size() - 1];
+    steps = plan.loop.size / (rows * cols) * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+  }
+  plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(steps, max_blocks)));
 }
 
 // Runs a plan whose arguments are known to match it (checked by launch(), or made from
@@ -267,6 +277,10 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
     }
   }
   detail::pack_shape(pack, plan.loop.size, plan.loop.shape, plan.rank, layout.index64);
+  if (layout.kind == LayoutKind::tiled) {
+    pack.begin(4);
+    pack.field<std::uint32_t>(plan.loop.staged);
+  }
   LaunchConfig config = plan.launch;
   config.stream = options.stream;
   function.launch(config, pack.pointers());

@@ -1,5 +1,6 @@
 #include "kernc/spec_file.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -207,13 +208,21 @@ const char* SpecKernel::kind() const {
 }
 
 std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types) {
-  bool any_array = false;
+  bool array_input = false, array_output = false;
   const auto& in = kernel.in_params();
-  for (size_t k = 0; k < in.size(); ++k) any_array = any_array || (!in[k].raw && !types.inputs.at(k).scalar);
-  for (const auto& p : kernel.out_params()) any_array = any_array || !p.raw;
-  if (any_array) return Layout::elementwise_classes();
-  // Only raw arrays and scalars: the loop is flat whatever the arrays look like.
-  return {{LayoutKind::contiguous, 0, false}, {LayoutKind::contiguous, 0, true}};
+  for (size_t k = 0; k < in.size(); ++k) array_input = array_input || (!in[k].raw && !types.inputs.at(k).scalar);
+  for (const auto& p : kernel.out_params()) array_output = array_output || !p.raw;
+  if (!array_input && !array_output) {
+    // Only raw arrays and scalars: the loop is flat whatever the arrays look like.
+    return {{LayoutKind::contiguous, 0, false}, {LayoutKind::contiguous, 0, true}};
+  }
+  std::vector<Layout> layouts = Layout::elementwise_classes();
+  if (!array_input || !array_output) {
+    // Tiles stage inputs transposed against outputs (NOTE [ tiled elementwise ]).
+    layouts.erase(std::remove_if(layouts.begin(), layouts.end(), [](const Layout& l) { return l.kind == LayoutKind::tiled; }),
+                  layouts.end());
+  }
+  return layouts;
 }
 
 std::vector<SpecVariant> Spec::variants() const {

@@ -58,7 +58,7 @@ expect_json "$OUT" '"nope" in d["targets"][0]["log"]' true
 
 TEST "compile SPEC.json --format json is precompile's summary"
 expect_exit 0 kernc compile "$SPEC" -t sm_90 --format json -j 2
-expect_json "$OUT" '[d["programs"], d["compiled"], d["failed"], d["not_stored"], d["jobs"]]' '[86, 86, 0, 0, 2]'
+expect_json "$OUT" '[d["programs"], d["compiled"], d["failed"], d["not_stored"], d["jobs"]]' '[106, 106, 0, 0, 2]'
 
 TEST "cache prune and clear report as JSON too"
 write_sample_kernel k.cu

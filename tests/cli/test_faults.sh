@@ -33,7 +33,7 @@ TEST "a full filesystem costs the cache, never the kernel"
 if small_filesystem "$PWD/full" 300K; then
   export KERNC_CACHE_DIR=$PWD/full/cache
   expect_exit 4 kernc precompile "$SPEC" --target sm_90 -q -j 2
-  expect_contains "$OUT" "86 compiled, 0 cache hit(s), 0 failed"
+  expect_contains "$OUT" "106 compiled, 0 cache hit(s), 0 failed"
   expect_contains "$ERR" "are not in the cache directory $KERNC_CACHE_DIR, so the cache is incomplete"
   expect_count "$ERR" "cannot write to the disk cache" 1  # logged once
   write_sample_kernel k.cu
@@ -81,7 +81,7 @@ done
 echo "    $kills of 8 precompiles killed mid-way; the cache verified after each"
 expect_exit 0 kernc precompile "$SPEC" --target sm_90,sm_80 -q
 expect_contains "$OUT" "0 failed"
-expect_entry_count 172
+expect_entry_count 212
 expect_clean_cache
 
 TEST "pruning in a loop while two precompiles run never fails a compile, and the cap holds after"
@@ -99,7 +99,7 @@ wait "$first" || status_first=$?
 wait "$second" || status_second=$?
 wait "$pruner"
 for run in first second; do
-  grep -q "86 program(s) .*: .* 0 failed" "$run.out" || test_failed "$run precompile failed a compile: $(cat "$run.out" "$run.err")"
+  grep -q "106 program(s) .*: .* 0 failed" "$run.out" || test_failed "$run precompile failed a compile: $(cat "$run.out" "$run.err")"
 done
 # A precompile whose entries were pruned away says so (exit 4); nothing else is allowed.
 [[ $status_first =~ ^(0|4)$ && $status_second =~ ^(0|4)$ ]] ||

@@ -11,17 +11,17 @@ TEST "precompile builds every variant, then reports only hits"
 # sm_90 only: HIPRTC compiles one at a time and the whole spec would take half a minute;
 # the unit suite's round trip covers gfx90a.
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
-expect_match "$OUT" '^86 program\(s\) \(86 variant\(s\) of 7 kernel\(s\) x 1 target\(s\)\): 86 compiled, 0 cache hit\(s\), 0 failed'
-expect_entry_count 86
+expect_match "$OUT" '^106 program\(s\) \(106 variant\(s\) of 7 kernel\(s\) x 1 target\(s\)\): 106 compiled, 0 cache hit\(s\), 0 failed'
+expect_entry_count 106
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
-expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
 expect_exit 0 kernc compile "$SPEC" --target sm_90
-expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
 
 TEST "precompile --list prints the key of each variant, and those keys are the stored entries"
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 --list
-[ "$(wc -l < "$OUT")" = 86 ] || test_failed "expected 86 variants listed"
+[ "$(wc -l < "$OUT")" = 106 ] || test_failed "expected 106 variants listed"
 while read -r key target kernel _; do
   [ -f "$KERNC_CACHE_DIR/entries/${key:0:2}/$key" ] || test_failed "no entry for $kernel $target ($key)"
 done < "$OUT"
@@ -66,19 +66,19 @@ cut -d' ' -f1 "$OUT" | sort > whole-keys
 for k in 1 2 3 4; do
   expect_exit 0 kernc --cache-dir "$PWD/shard-$k" precompile "$SPEC" --target sm_90 -q --shard "$k/4" --format json
   expect_json "$OUT" 'd["shard"]' "$k/4"
-  expect_json "$OUT" 'd["all_programs"]' 86
-  expect_json "$OUT" 'd["programs"] in (21, 22)' true
+  expect_json "$OUT" 'd["all_programs"]' 106
+  expect_json "$OUT" 'd["programs"] in (26, 27)' true
   expect_json "$OUT" 'd["compiled"] == d["programs"]' true
 done
 expect_exit 0 kernc cache merge shard-1 shard-2 shard-3 shard-4
-expect_contains "$OUT" "86 copied, 0 already present, 0 bad"
+expect_contains "$OUT" "106 copied, 0 already present, 0 bad"
 ls "$KERNC_CACHE_DIR"/entries/*/ | grep -v ':$' | grep . | sort > merged-keys
 cmp -s whole-keys merged-keys || test_failed "merged keys differ from the unsharded precompile's"
 CHECKS=$((CHECKS + 1))
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
-expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
 expect_exit 0 kernc cache merge shard-2 --format json
-expect_json "$OUT" 'd["already_present"] in (21, 22) and d["copied"] == 0' true
+expect_json "$OUT" 'd["already_present"] in (26, 27) and d["copied"] == 0' true
 # One damaged entry in an artifact: reported, not copied, exit 5; the rest still merged.
 victim=$(find shard-3/entries -type f | head -1)
 flip_byte "$victim" 200
@@ -96,7 +96,7 @@ expect_contains "$ERR" "no-such-dir"
 TEST "--save-source keeps the generated source next to each entry"
 expect_exit 0 kernc --save-source precompile "$SPEC" --target sm_90 -q
 n=$(find "$KERNC_CACHE_DIR/entries" -name '*.cu' | wc -l)
-[ "$n" = 86 ] || test_failed "expected 86 saved sources, found $n"
+[ "$n" = 106 ] || test_failed "expected 106 saved sources, found $n"
 grep -l 'ElementwiseKernel saxpy' "$KERNC_CACHE_DIR"/entries/*/*.cu > /dev/null || test_failed "no saved saxpy source"
 expect_exit 0 kernc cache clear
 n=$(find "$KERNC_CACHE_DIR/entries" -name '*.cu' | wc -l)

@@ -37,26 +37,26 @@ start_redis
 TEST "two machines, one Redis: the second precompile compiles nothing and fills its own disk"
 export KERNC_REMOTE_CACHE="redis://127.0.0.1:$PORT/0?prefix=cli-$$"
 KERNC_CACHE_DIR=$PWD/machine-a expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
-expect_match "$OUT" ': 86 compiled, 0 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 106 compiled, 0 cache hit\(s\), 0 failed'
 KERNC_CACHE_DIR=$PWD/machine-a expect_exit 0 kernc cache stats --format json
-expect_json "$OUT" 'd["remote_writes"]' 86
-expect_json "$OUT" 'd["remote_misses"]' 86
+expect_json "$OUT" 'd["remote_writes"]' 106
+expect_json "$OUT" 'd["remote_misses"]' 106
 start=$(date +%s%N)
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
-echo "  machine B: 86 programs from Redis in $elapsed_ms ms"
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
+echo "  machine B: 106 programs from Redis in $elapsed_ms ms"
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc cache stats --format json
 expect_json "$OUT" 'd["compiles"]' 0
-expect_json "$OUT" 'd["remote_hits"]' 86
+expect_json "$OUT" 'd["remote_hits"]' 106
 expect_json "$OUT" 'd["remote_writes"]' 0
-expect_json "$OUT" 'd["entries"]' 86
+expect_json "$OUT" 'd["entries"]' 106
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc cache stats
-expect_contains "$OUT" "remote hits       86"
+expect_contains "$OUT" "remote hits       106"
 # Machine B's disk now answers by itself: a third run asks Redis nothing.
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc cache stats --format json
-expect_json "$OUT" 'd["remote_hits"] + d["remote_misses"]' 86
+expect_json "$OUT" 'd["remote_hits"] + d["remote_misses"]' 106
 # What machine B loaded is byte for byte what machine A built.
 for entry in machine-a/entries/*/*; do
   other=machine-b/entries/$(basename "$(dirname "$entry")")/$(basename "$entry")
@@ -68,11 +68,11 @@ TEST "a precompile split in 4 shards over 4 machines fills the shared tier exact
 export KERNC_REMOTE_CACHE="redis://127.0.0.1:$PORT/3"
 for k in 1 2 3 4; do
   KERNC_CACHE_DIR=$PWD/job-$k expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q --shard $k/4
-  expect_match "$OUT" "^shard $k/4: 2[12] of the 86 program\\(s\\)"
-  expect_match "$OUT" ': 2[12] compiled, 0 cache hit\(s\), 0 failed'
+  expect_match "$OUT" "^shard $k/4: 2[67] of the 106 program\\(s\\)"
+  expect_match "$OUT" ': 2[67] compiled, 0 cache hit\(s\), 0 failed'
 done
 KERNC_CACHE_DIR=$PWD/gpu-node expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
-expect_match "$OUT" ': 0 compiled, 86 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
 KERNC_CACHE_DIR=$PWD/gpu-node expect_exit 0 kernc precompile "$SPEC" --target sm_90 --list
 cut -d' ' -f1 "$OUT" | sort > expected-keys
 ls gpu-node/entries/*/ | grep -v ':$' | grep . | sort > node-keys
@@ -96,13 +96,13 @@ stop_redis
 start=$(date +%s%N)
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q -j 1
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-expect_match "$OUT" ': 86 compiled, 0 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 106 compiled, 0 cache hit\(s\), 0 failed'
 expect_contains "$ERR" "skipping it for 30000 ms"
 expect_exit 0 kernc cache stats --format json
 expect_json "$OUT" 'd["remote_errors"]' 1
-expect_json "$OUT" 'd["remote_skipped"] >= 86' true
+expect_json "$OUT" 'd["remote_skipped"] >= 106' true
 expect_json "$OUT" 'd["remote_ms"] < 500' true
-echo "  86 compiles with the server dead: $elapsed_ms ms in all"
+echo "  106 compiles with the server dead: $elapsed_ms ms in all"
 start_redis
 
 TEST "credentials appear nowhere in what kernc prints"

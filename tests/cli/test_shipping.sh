@@ -10,7 +10,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 SPEC=$(realpath -- "$SOURCE_DIR/examples/kernels.json")
-VARIANTS=86  # of examples/kernels.json per target; test_precompile.sh checks the count
+VARIANTS=106  # of examples/kernels.json per target; test_precompile.sh checks the count
 NO_NVRTC=/nonexistent/libnvrtc.so.13
 IS_ROOT=0
 [[ $(id -u) -eq 0 ]] && IS_ROOT=1
@@ -164,8 +164,8 @@ expect_json "$OUT" '[d["programs"], d["compiled"] + d["cache_hits"], d["failed"]
 
 TEST "precompile prints one plain progress line per program when stderr is not a terminal"
 expect_exit 0 kernc precompile "$SPEC" --target sm_90 -j 2
-expect_equal "$(grep -c '^\[[0-9]*/86\] sm_90 ' "$ERR")" "$VARIANTS" "progress lines"
-expect_match "$ERR" '^\[[0-9]+/86\] sm_90 saxpy scalar float32, float32, float32 -> float32 contiguous-i32: compiled$'
+expect_equal "$(grep -c '^\[[0-9]*/106\] sm_90 ' "$ERR")" "$VARIANTS" "progress lines"
+expect_match "$ERR" '^\[[0-9]+/106\] sm_90 saxpy scalar float32, float32, float32 -> float32 contiguous-i32: compiled$'
 expect_not_contains "$ERR" $'\r'
 
 # ---------------------------------------------------------------------------------------------

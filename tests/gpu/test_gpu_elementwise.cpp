@@ -439,6 +439,84 @@ TEST_CASE("ElementwiseKernel::operator() on all-Fortran operands (axes reordered
   }
 }
 
+TEST_CASE("ElementwiseKernel::operator() reads inputs transposed against the output through tiles (tiled layout)") {
+  KERNC_GPU_RANDOM(random, "elementwise tiled");
+  // Ragged edges on both tile axes (131 = 4 * 32 + 3, 97 = 3 * 32 + 1).
+  const std::int64_t rows = 131, cols = 97;
+  SUBCASE("two transposed inputs of different sizes (float64, int32) and a direct one, into a new output") {
+    const ElementwiseKernel kernel("float32 x, float64 y, int32 n", "float64 z", "z = x * 3 + y - n", "gpu_tiled_mixed");
+    const auto x = random.uniform<float>(rows * cols);
+    const auto y = random.uniform<double>(rows * cols);
+    const auto n = random.integers<std::int32_t>(rows * cols, -1000, 1000);
+    const auto dx = upload(DType::float32, {rows, cols}, x);
+    const auto dy = upload(DType::float64, {cols, rows}, y);  // (cols, rows) in memory, passed as its transpose
+    const auto dn = upload(DType::int32, {cols, rows}, n);
+    const std::vector<Arg> args = {dx, dy.ref().transposed(), dn.ref().transposed()};
+    CHECK(kernel.plan(args).layout().str() == "tiled2-i32");
+    auto z = kernel(args);
+    REQUIRE(z.size() == 1);
+    const auto got = download<double>(z[0]);
+    std::vector<double> want(got.size());
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::int64_t t = c * rows + r;  // element (r, c) of the transposed views
+        want[r * cols + c] = static_cast<double>(x[r * cols + c] * 3.0f) + y[t] - n[t];
+      }
+    }
+    expect_equal(got, want, "z = x * 3 + y - n, y and n transposed");
+  }
+  SUBCASE("C-ordered inputs into a Fortran-ordered output: the loop follows the output, both inputs are tiled") {
+    const ElementwiseKernel kernel("T x, T y", "T z", "z = x - 2 * y", "gpu_tiled_fortran_out");
+    const auto x = random.uniform<float>(rows * cols);
+    const auto y = random.uniform<float>(rows * cols);
+    const auto dx = upload(DType::float32, {rows, cols}, x);
+    const auto dy = upload(DType::float32, {rows, cols}, y);
+    auto dz = poisoned(DType::float32, {cols, rows});
+    const ArrayRef out = dz.ref().transposed();
+    CHECK(kernel.plan({dx, dy}, {out}).layout().str() == "tiled2-i32");
+    kernel({dx, dy}, {out});
+    const auto z = download<float>(dz);
+    std::vector<float> want(z.size());
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < cols; ++c) want[c * rows + r] = x[r * cols + c] - 2 * y[r * cols + c];
+    }
+    expect_equal(z, want, "Fortran-ordered z = x - 2 y");
+  }
+  SUBCASE("a batch of transposes (rank 3) with i, through a kept plan re-launched on new data") {
+    const std::int64_t batch = 5, m = 40, k = 70;
+    const ElementwiseKernel kernel("T x, T y", "T z", "z = x + y * (T)(i % 1000)", "gpu_tiled_batch_i");
+    auto run_once = [&](const ElementwisePlan& plan) {
+      const auto x = random.uniform<float>(batch * m * k);
+      const auto y = random.uniform<float>(batch * m * k);
+      const auto dx = upload(DType::float32, {batch, k, m}, x);  // passed as (batch, m, k)
+      const auto dy = upload(DType::float32, {batch, m, k}, y);
+      auto z = kernel.launch(plan, {dx.ref().transposed({0, 2, 1}), dy});
+      const auto got = download<float>(z.at(0));
+      std::vector<double> want(got.size()), scale(got.size());
+      for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::int64_t r = 0; r < m; ++r) {
+          for (std::int64_t c = 0; c < k; ++c) {
+            const std::int64_t i = (b * m + r) * k + c;
+            const double xt = x[(b * k + c) * m + r], product = static_cast<double>(y[i]) * static_cast<double>(i % 1000);
+            want[i] = xt + product;
+            scale[i] = std::fabs(xt) + std::fabs(product);
+          }
+        }
+      }
+      // The device may fuse the multiply and add: close, not bitwise.
+      expect_close(as_doubles(got), want, 1e-6, "batched z = x.T + y * (i % 1000)", scale);
+    };
+    const auto shape_x = ArrayRef::contiguous(std::uint64_t{4096}, DType::float32, {batch, k, m}).transposed({0, 2, 1});
+    const auto shape_y = ArrayRef::contiguous(std::uint64_t{1 << 20}, DType::float32, {batch, m, k});
+    PlanOptions options;
+    options.multiprocessors = device().multiprocessors();
+    const ElementwisePlan plan = kernel.plan({shape_x, shape_y}, {}, options);
+    CHECK(plan.layout().str() == "tiled3-i32");
+    run_once(plan);
+    run_once(plan);
+  }
+}
+
 TEST_CASE("ElementwiseKernel::operator() writes into a passed non-contiguous output and nowhere else") {
   KERNC_GPU_RANDOM(random, "elementwise strided output");
   const auto& saxpy = saxpy_kernel();

@@ -105,3 +105,66 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
     CHECK(raw_wide.layout.index64);
   }
 }
+
+TEST_CASE("dsl::tile_transposed_inputs: an input transposed against the outputs goes through tiles") {
+  using kernc::dsl::tile_transposed_inputs;
+  const Shape shape{64, 48};
+  const ArrayRef c = array(shape);
+  const ArrayRef t = array({48, 64}).transposed();  // shape (64, 48), contiguous along axis 0
+  auto strides_of = [&](const std::vector<ArrayRef>& arrays) {
+    std::vector<Shape> out;
+    for (const auto& a : arrays) out.push_back(broadcast_strides(a, shape));
+    return out;
+  };
+  SUBCASE("x + t.T into a C-ordered output: t is staged, x is not") {
+    auto plan = plan_loop(shape, strides_of({c, t, c}), {4, 4, 4}, true, kThreads, 0, true, 2);
+    REQUIRE(tile_transposed_inputs(plan, 2));
+    CHECK(plan.layout.kind == LayoutKind::tiled);
+    CHECK(plan.layout.rank == 2);
+    CHECK(plan.layout.str() == "tiled2-i32");
+    CHECK(plan.staged == 0b10u);
+  }
+  SUBCASE("C-ordered inputs into a Fortran-ordered output: the loop follows the output, the inputs are staged") {
+    auto plan = plan_loop(shape, strides_of({c, c, t}), {4, 4, 4}, true, kThreads, 0, true, 2);
+    CHECK(plan.shape == Shape{48, 64});  // the output's order: its contiguous axis last
+    CHECK(plan.strides[2] == Shape{256, 4});
+    REQUIRE(tile_transposed_inputs(plan, 2));
+    CHECK(plan.staged == 0b11u);
+  }
+  SUBCASE("without reordering (the kernel names i) the C order stays, and the tiles still apply") {
+    auto plan = plan_loop(shape, strides_of({t, c}), {4, 4}, true, kThreads, 0, false, 1);
+    CHECK(plan.shape == shape);
+    REQUIRE(tile_transposed_inputs(plan, 1));
+    CHECK(plan.staged == 0b1u);
+  }
+  SUBCASE("a batch of transposes is tiled rank 3") {
+    const Shape batch{5, 64, 48};
+    const ArrayRef bt = array({5, 48, 64}).transposed({0, 2, 1});
+    auto plan = plan_loop(batch, {broadcast_strides(bt, batch), broadcast_strides(array(batch), batch)}, {8, 8}, true,
+                          kThreads, 0, true, 1);
+    REQUIRE(tile_transposed_inputs(plan, 1));
+    CHECK(plan.layout.str() == "tiled3-i32");
+  }
+  SUBCASE("not tiled: broadcast columns, narrow tiles, no transposed input, no outputs, too high a rank") {
+    const ArrayRef column = array({64, 1});  // stride 0 along the columns: read once per row, no tile needed
+    auto broadcast = plan_loop(shape, strides_of({column, c}), {4, 4}, true, kThreads, 0, true, 1);
+    CHECK_FALSE(tile_transposed_inputs(broadcast, 1));
+    CHECK(broadcast.layout.kind == LayoutKind::strided);
+    const Shape thin{64, 8};
+    const ArrayRef thin_t = array({8, 64}).transposed();
+    auto narrow = plan_loop(thin, {broadcast_strides(thin_t, thin), broadcast_strides(array(thin), thin)}, {4, 4}, true,
+                            kThreads, 0, true, 1);
+    CHECK_FALSE(tile_transposed_inputs(narrow, 1));
+    auto every_second = plan_loop({64}, {{8}, {4}}, {4, 4}, true, kThreads, 0, true, 1);
+    CHECK_FALSE(tile_transposed_inputs(every_second, 1));
+    auto inputs_only = plan_loop(shape, strides_of({c, t}), {4, 4}, true, kThreads, 0, true, 2);
+    CHECK_FALSE(tile_transposed_inputs(inputs_only, 2));
+    const Shape four{3, 5, 64, 48};
+    const ArrayRef t4 = array({5, 3, 48, 64}).transposed({1, 0, 3, 2});
+    auto high = plan_loop(four, {broadcast_strides(t4, four), broadcast_strides(array(four), four)}, {4, 4}, true,
+                          kThreads, 0, true, 1);
+    CHECK(high.shape.size() == 4);
+    CHECK_FALSE(tile_transposed_inputs(high, 1));
+    CHECK(high.layout.kind == LayoutKind::strided);
+  }
+}

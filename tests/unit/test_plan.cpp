@@ -59,9 +59,12 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   options.multiprocessors = 4;
   CHECK(saxpy.plan({2.0f, x, x}, {}, options).launch_config().grid[0] == 128);
 
-  // A transposed view: strided over both axes.
+  // Transposed inputs into a new (C-ordered) output: read through tiles (NOTE [ tiled
+  // elementwise ]), one tile of 32 x 32 a block per step.
+  options.multiprocessors = 100;
   ElementwisePlan transposed = saxpy.plan({2.0f, x.transposed(), x.transposed()}, {}, options);
-  CHECK(transposed.layout().kind == LayoutKind::strided);
+  CHECK(transposed.layout().str() == "tiled2-i32");
+  CHECK(transposed.launch_config().grid[0] == 320);  // (300 / 32 -> 10) x (1000 / 32 -> 32) tiles
 }
 
 TEST_CASE("an elementwise plan puts the axes in the arrays' common stride order unless the kernel names i or _ind") {
@@ -80,9 +83,10 @@ TEST_CASE("an elementwise plan puts the axes in the arrays' common stride order 
   // A name that merely contains i (`ix`, `pi`) does not count.
   const ElementwiseKernel named("T ix, T pi", "T z", "z = ix + pi", "plan_order_names");
   CHECK(named.plan({x, y}, {z}).layout().kind == LayoutKind::contiguous);
-  // Operands that disagree (one transposed against C-ordered others) keep the C order.
+  // Operands that disagree (one transposed against C-ordered others) keep the output's
+  // order, and the transposed input is read through tiles.
   const ArrayRef c = described(DType::float32, {500, 300});
-  CHECK(add.plan({x, c}, {described(DType::float32, {500, 300})}).layout().kind == LayoutKind::strided);
+  CHECK(add.plan({x, c}, {described(DType::float32, {500, 300})}).layout().str() == "tiled2-i32");
   // Broadcast operands (stride 0) do not vote: a broadcast row with Fortran-ordered others.
   ArrayRef row = described(DType::float32, {300});
   CHECK(add.plan({x, row.transposed()}, {z}).layout().kind != LayoutKind::generic);
