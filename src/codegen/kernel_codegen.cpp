@@ -5,6 +5,7 @@
 #include "codegen/render.hpp"
 #include "codegen/snippets.hpp"
 #include "codegen/templates.hpp"
+#include "dsl/loop_plan.hpp"
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 
@@ -96,6 +97,14 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   // at the flat index, through the multi-index, or (tiled, staged) from a shared tile.
   const char* indent = "        ";
   std::string params, refs, preload_decls, preload_loads, staged_loads, input_sizes;
+  // The contiguous kernel's vector path (NOTE [ vectorized contiguous loop ]).
+  std::string vector_loads, vector_stores, scalar_stores, vector_aligned;
+  const char* per_thread = contiguous ? "_kN" : "_kUnroll";
+  const auto& access = definition.output_access;
+  auto note_vector_array = [&](const std::string& type, const std::string& name) {
+    vector_aligned += fmt::format("{}kernc::VectorAccess<{}, _kN>::aligned(_raw_{}.data_)",
+                                  vector_aligned.empty() ? "" : " && ", type, name);
+  };
   int array_input = 0;  // the bit of this input in the tiled kernel's _staged
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
@@ -103,10 +112,16 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
-    preload_decls += fmt::format("    {} _v_{}[_kUnroll];\n", type, p.name);
+    preload_decls += fmt::format("    {} _v_{}[{}];\n", type, p.name, per_thread);
     refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
+    if (contiguous) {
+      note_vector_array(type, p.name);
+      vector_loads += fmt::format("      kernc::VectorAccess<{}, _kN>::load(_v_{}, _raw_{}.data_ + _base);\n", type,
+                                  p.name, p.name);
+    }
     if (!tiled) {
-      preload_loads += fmt::format("        _v_{}[_k] = _raw_{}[{}];\n", p.name, p.name, contiguous ? "_j" : "_ind.get()");
+      preload_loads += fmt::format("{}_v_{}[_k] = _raw_{}[{}];\n", contiguous ? "          " : "        ", p.name, p.name,
+                                   contiguous ? "_j" : "_ind.get()");
       continue;
     }
     input_sizes += fmt::format("{}sizeof({})", input_sizes.empty() ? "" : ", ", type);
@@ -141,10 +156,24 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const auto& p = sig.out[k];
     params += param_decl(p, resolved.outputs[k], false, rank, layout);
-    if (!p.raw) {
-      refs += fmt::format("{}{}& {} = _raw_{}[{}];\n", indent, c_type(p, resolved.outputs[k]), p.name, p.name,
-                          contiguous ? "i" : "_ind.get()");
+    if (p.raw) continue;
+    const std::string type = c_type(p, resolved.outputs[k]);
+    if (!contiguous || !access.in_registers) {
+      refs += fmt::format("{}{}& {} = _raw_{}[{}];\n", indent, type, p.name, p.name, contiguous ? "i" : "_ind.get()");
+      continue;
     }
+    // NOTE [ outputs in registers ] (src/dsl/output_access.hpp)
+    note_vector_array(type, p.name);
+    preload_decls += fmt::format("    {} _o_{}[_kN];\n", type, p.name);
+    refs += fmt::format("{}{}& {} = _o_{}[_k];\n", indent, type, p.name, p.name);
+    if (!access.write_only[k]) {
+      vector_loads += fmt::format("      kernc::VectorAccess<{}, _kN>::load(_o_{}, _raw_{}.data_ + _base);\n", type,
+                                  p.name, p.name);
+      preload_loads += fmt::format("          _o_{}[_k] = _raw_{}[_j];\n", p.name, p.name);
+    }
+    vector_stores += fmt::format("      kernc::VectorAccess<{}, _kN>::store(_raw_{}.data_ + _base, _o_{});\n", type,
+                                 p.name, p.name);
+    scalar_stores += fmt::format("          _raw_{}[_j] = _o_{}[_k];\n", p.name, p.name);
   }
   const auto& o = definition.options;
   RenderValues values = {
@@ -171,6 +200,21 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     return make_program(name, render("elementwise_tiled.cu.in", template_file("elementwise_tiled.cu.in"), values), o.compile);
   }
   if (contiguous) {
+    std::vector<std::size_t> item_sizes;
+    for (size_t k = 0; k < sig.in.size(); ++k) {
+      if (!is_scalar(types, k) && !sig.in[k].raw) item_sizes.push_back(itemsize(resolved.inputs[k]));
+    }
+    for (size_t k = 0; k < sig.out.size(); ++k) {
+      if (!sig.out[k].raw) item_sizes.push_back(itemsize(resolved.outputs[k]));
+    }
+    values["elements_per_thread"] = std::to_string(dsl::contiguous_elements_per_thread(item_sizes));
+    // Outputs bound to memory are written element by element: no vectors then.
+    values["vector_aligned"] = access.in_registers && !vector_aligned.empty() ? vector_aligned : "false";
+    values["vector_loads"] = vector_loads;
+    values["vector_stores"] = vector_stores;
+    values["scalar_stores"] = scalar_stores;
+    values["outputs_note"] = !access.in_registers ? "here the operation may leave the loop early: outputs are bound to memory"
+                                                  : "NOTE [ outputs in registers ], src/dsl/output_access.hpp";
     return make_program(name, render("elementwise_contiguous.cu.in", template_file("elementwise_contiguous.cu.in"), values),
                         o.compile);
   }

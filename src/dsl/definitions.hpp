@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "dsl/output_access.hpp"
 #include "dsl/params.hpp"
 #include "kernc/kernel_options.hpp"
 
@@ -17,6 +18,8 @@ struct ElementwiseDefinition {
   /// No snippet names the loop index (`i`, `_ind`): the loop may visit the elements in any
   /// order, so the planner may reorder axes by the arrays' common stride order.
   bool any_loop_order = false;
+  /// How the operation uses the outputs: NOTE [ outputs in registers ].
+  dsl::OutputAccess output_access;
 };
 
 struct ReductionDefinition {

@@ -50,6 +50,12 @@ bool fits_index32(std::int64_t extent, std::int64_t threads) {
   return extent >= 0 && extent + threads < std::numeric_limits<std::int32_t>::max();
 }
 
+int contiguous_elements_per_thread(const std::vector<std::size_t>& item_sizes) {
+  std::size_t smallest = 16;
+  for (std::size_t size : item_sizes) smallest = std::min(smallest, std::max<std::size_t>(size, 1));
+  return static_cast<int>(std::clamp<std::size_t>(16 / smallest, 4, 16));
+}
+
 namespace {
 
 // Whether the |strides| of every array in strides[first, last) shrink along `order`

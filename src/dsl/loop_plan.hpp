@@ -61,6 +61,11 @@ LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vect
 /// Returns whether it did.
 bool tile_transposed_inputs(LoopPlan& plan, std::size_t outputs_from);
 
+/// Elements a thread of the contiguous elementwise kernel takes per step (its _kN): 16 bytes
+/// of the smallest of `item_sizes` (the non-raw arrays'), at least 4 and at most 16
+/// (NOTE [ vectorized contiguous loop ], templates/array.cuh).
+int contiguous_elements_per_thread(const std::vector<std::size_t>& item_sizes);
+
 /// Whether indices up to `extent` (plus a grid stride of `threads`) fit in a signed 32-bit int.
 bool fits_index32(std::int64_t extent, std::int64_t threads = 0);
 

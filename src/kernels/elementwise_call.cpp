@@ -17,7 +17,9 @@ namespace kernc {
 namespace {
 
 constexpr unsigned kBlock = 256;
-// Each thread steps kUnroll (4) elements per grid stride (templates/elementwise*.cu.in).
+// Each thread of the multi-index and tiled kernels steps kUnroll (4) elements per grid
+// stride (templates/elementwise*.cu.in); the contiguous kernel's count is
+// dsl::contiguous_elements_per_thread().
 constexpr std::int64_t kUnroll = 4;
 
 // A copy of `array` in fresh C-contiguous memory (used when an input overlaps an output).
@@ -165,19 +167,23 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
     }
   }
   const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
-  // The contiguous kernel's last index may run kUnroll grid strides past the end, which
-  // 32-bit indexing must still hold.
+  // Elements a thread takes per step: kUnroll, or in the contiguous kernel 16 bytes of the
+  // smallest item (at least kUnroll).
+  const std::int64_t contiguous_per_thread = dsl::contiguous_elements_per_thread(item_sizes);
+  // A thread's last index may run a whole step of the grid past the end, which 32-bit
+  // indexing must still hold.
   plan.loop = dsl::plan_loop(plan.shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                             max_blocks * block * kUnroll, extra, def.any_loop_order && def.options.reduce_dims,
-                             outputs_from);
+                             max_blocks * block * std::max(kUnroll, contiguous_per_thread), extra,
+                             def.any_loop_order && def.options.reduce_dims, outputs_from);
   // The tiled template is written for kBlock threads (templates/elementwise_tiled.cu.in).
   if (block == kBlock) dsl::tile_transposed_inputs(plan.loop, outputs_from);
   plan.rank = plan.loop.layout.view_rank();
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(block);
-  // Every template takes kUnroll elements a thread per step; the tiled one a whole tile
-  // (block * kUnroll elements) a block per step.
-  std::int64_t steps = (plan.loop.size + block * kUnroll - 1) / (block * kUnroll);
+  // Each thread takes per_thread elements a step; the tiled kernel's block a whole tile
+  // (block * kUnroll elements) a step.
+  const std::int64_t per_thread = plan.loop.layout.kind == LayoutKind::contiguous ? contiguous_per_thread : kUnroll;
+  std::int64_t steps = (plan.loop.size + block * per_thread - 1) / (block * per_thread);
   if (plan.loop.layout.kind == LayoutKind::tiled) {
     constexpr std::int64_t kTile = 32;
     const auto& dims = plan.loop.shape;

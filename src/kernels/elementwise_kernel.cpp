@@ -31,6 +31,9 @@ ElementwiseKernel::ElementwiseKernel(std::string in_params, std::string out_para
   definition->any_loop_order = !std::any_of(std::begin(snippets), std::end(snippets), [](const auto& snippet) {
     return dsl::names_word(*snippet.first, "i") || dsl::names_word(*snippet.first, "_ind");
   });
+  std::vector<std::string> output_names;
+  for (const auto& out : definition->signature.out) output_names.push_back(out.name);
+  definition->output_access = dsl::scan_output_access(operation, options.preamble, options.loop_prep, output_names);
   definition->name = std::move(name);
   definition->operation = std::move(operation);
   definition->options = std::move(options);
