@@ -190,6 +190,7 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
 // bytes and writes the addresses and scalars in place. The checks a user relies on all
 // remain: they are made cheap by what the plan knows, not dropped. What still allocates is
 // the returned std::vector<DeviceArray> (the API's; three allocations for one output).
+// ElementwiseKernel::operator() launches plans the same way (NOTE [ call memo ]).
 void prepare_launch(const detail::ElementwiseDefinition& def, detail::ElementwisePlanData& plan) {
   const auto& sig = def.signature;
   auto span_of = [](const ArrayRef& array) {
@@ -265,6 +266,8 @@ std::shared_ptr<detail::ElementwisePlanData> make_plan(const ElementwiseKernel& 
                                                        int multiprocessors, std::optional<unsigned> block_size) {
   auto plan = plan_shapes(kernel, def, handles, inputs, outputs, size_option, bindings);
   plan_geometry(def, *plan, multiprocessors, block_size);
+  plan->size_option = size_option;
+  plan->block_option = block_size;
   prepare_launch(def, *plan);
   return plan;
 }
@@ -386,17 +389,65 @@ std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planne
   return launch_planned(*this, def, *handles_, plan, inputs, outputs, options, engine, device);
 }
 
+// NOTE [ call memo ]
+// operator() is plan + launch, and planning (type resolution, broadcasting, the loop plan)
+// allocates a few dozen times. A program calls a kernel with the same shapes over and over,
+// so each kernel object (HandleTable, shared by copies) keeps the last kRecentPlans plans
+// its calls made, in a ring under the memo's mutex. A call first looks for one made for the
+// same options whose descriptions its arguments match exactly (detail::matches: the very
+// check launch(plan) makes) and launches it as launch(plan) would; only then does it plan
+// (usage errors still come before the GPU is touched: a plan is kept only once its call
+// planned, and planned without error). A remembered plan is for the multiprocessor count of
+// the GPU it was made on; a call on another GPU plans anew. The ring bounds the memory: a
+// program that cycles through more shapes than that plans per call, as before.
+namespace {
+
+std::shared_ptr<const detail::ElementwisePlanData> recent_plan(detail::HandleTable& handles,
+                                                               const std::vector<Arg>& inputs,
+                                                               const std::vector<ArrayRef>& outputs,
+                                                               const CallOptions& options) {
+  std::lock_guard<std::mutex> lock(handles.mutex);
+  for (std::size_t n = 1; n <= detail::HandleTable::kRecentPlans; ++n) {
+    const auto& plan = handles.recent_plans[(handles.next_plan + detail::HandleTable::kRecentPlans - n) %
+                                            detail::HandleTable::kRecentPlans];
+    if (!plan) break;
+    if (plan->size_option == options.size && plan->block_option == options.block_size &&
+        plan->types.bindings == options.bindings && detail::matches(*plan, inputs, outputs)) {
+      return plan;
+    }
+  }
+  return nullptr;
+}
+
+void remember_plan(detail::HandleTable& handles, std::shared_ptr<const detail::ElementwisePlanData> plan) {
+  std::lock_guard<std::mutex> lock(handles.mutex);
+  handles.recent_plans[handles.next_plan] = std::move(plan);
+  handles.next_plan = (handles.next_plan + 1) % detail::HandleTable::kRecentPlans;
+}
+
+}  // namespace
+
 std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
                                                        const std::vector<ArrayRef>& outputs,
                                                        const CallOptions& options) const {
   const auto& def = *definition_;
+  if (auto recent = recent_plan(*handles_, inputs, outputs, options)) {
+    Engine& engine = detail::engine_of(options);
+    const Device device = engine.device(options.device);
+    if (device.multiprocessors() == recent->multiprocessors) {
+      return launch_planned(*this, def, *handles_, *recent, inputs, outputs, options, engine, device);
+    }
+  }
   // Usage errors first, without the GPU; then the geometry for the call's device.
   check_counts(def, inputs, outputs, false);
   auto data = plan_shapes(*this, def, *handles_, inputs, outputs, options.size, options.bindings);
   Engine& engine = detail::engine_of(options);
   const Device device = engine.device(options.device);
   plan_geometry(def, *data, device.multiprocessors(), options.block_size);
+  data->size_option = options.size;
+  data->block_option = options.block_size;
   prepare_launch(def, *data);
+  remember_plan(*handles_, data);
   return launch_planned(*this, def, *handles_, *data, inputs, outputs, options, engine, device);
 }
 

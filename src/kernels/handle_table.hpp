@@ -1,8 +1,10 @@
 #pragma once
 // What a kernel object has resolved and loaded, shared by its copies: the hot path's memo.
 
+#include <array>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -20,6 +22,8 @@ namespace kernc::detail {
 
 /// (engine, layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
 using FunctionKey = std::tuple<const Engine*, int, int>;
+
+struct ElementwisePlanData;
 
 /// The kernel functions of one program variant on one device. Never changed once in the
 /// memo, and never moved (std::map nodes): a plan keeps a pointer to it (PreparedFunctions).
@@ -42,6 +46,12 @@ struct TypeEntry {
 struct HandleTable {
   std::mutex mutex;
   std::unordered_map<std::string, TypeEntry> entries;
+  /// ElementwiseKernel::operator()'s last plans, most recent at `next_plan - 1` (a ring):
+  /// a call whose arguments and options match one launches it as launch(plan) would
+  /// (NOTE [ call memo ], src/kernels/elementwise_call.cpp).
+  static constexpr std::size_t kRecentPlans = 8;
+  std::array<std::shared_ptr<const ElementwisePlanData>, kRecentPlans> recent_plans;
+  std::size_t next_plan = 0;
 };
 
 }  // namespace kernc::detail

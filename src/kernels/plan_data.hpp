@@ -3,6 +3,7 @@
 // descriptions it was made for, the strides the launch packs, and the prepared function.
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,8 @@ struct ElementwisePlanData : PlanData {
   int rank = 0;  // 0 contiguous, 1..4 strided, -1 generic
 
   // What a launch needs beyond the loop, made once (NOTE [ kept plan ], elementwise_call.cpp).
+  std::optional<std::int64_t> size_option;  // the options planned with (compared by the call memo)
+  std::optional<unsigned> block_option;
   /// Bytes a view touches, relative to its address: ArrayRef::byte_range() less `data`.
   struct Span {
     std::int64_t low = 0, high = 0;
