@@ -193,6 +193,7 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
 // ElementwiseKernel::operator() launches plans the same way (NOTE [ call memo ]).
 void prepare_launch(const detail::ElementwiseDefinition& def, detail::ElementwisePlanData& plan) {
   const auto& sig = def.signature;
+  if (plan.loop.size == 0) return;  // nothing is launched: nothing to check or pack
   auto span_of = [](const ArrayRef& array) {
     detail::ElementwisePlanData::Span span;
     if (array.size() == 0) return span;  // as ArrayRef::byte_range: {data, data}

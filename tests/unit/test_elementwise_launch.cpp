@@ -266,6 +266,14 @@ TEST_CASE("elementwise::operator() remembers its plans: the same arguments launc
   CHECK(contains(error_of([&] { saxpy({1.0f, x}, {z}, gpus.options); }), "saxpy_hot takes 3 input(s)"));
   CHECK(contains(error_of([&] { saxpy({1.0f, x, ArrayRef::contiguous(std::uint64_t{0}, DType::float32, {300})}, {z}, gpus.options); }),
                  "null data pointer"));
+  // An empty loop launches nothing, planned or remembered.
+  const std::size_t launched = gpus.first->launches.size();
+  DeviceArray empty = gpus.array(0);
+  for (int k = 0; k < 2; ++k) CHECK(saxpy({1.0f, empty, empty}, {empty}, gpus.options).size() == 1);
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  saxpy.launch(saxpy.plan({1.0f, empty, empty}, {empty}, plan_options), {1.0f, empty, empty}, {empty}, gpus.options);
+  CHECK(gpus.first->launches.size() == launched);
   // size= is an option of the plan: the same arrays with it are refused, as without a memo.
   CallOptions sized = gpus.options;
   sized.size = 300;
