@@ -79,6 +79,35 @@ void check_one(const std::string& kernel, const char* role, const std::vector<Pa
 
 }  // namespace
 
+namespace {
+
+// Whether `array` has the dtype, shape and strides of `want`, and an address unless empty.
+bool same_layout(const ArrayRef& want, const ArrayRef& array) noexcept {
+  const std::size_t rank = want.shape.size();
+  if (want.dtype != array.dtype || array.shape.size() != rank || array.strides.size() != rank) return false;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (want.shape[d] != array.shape[d] || want.strides[d] != array.strides[d]) return false;
+  }
+  return array.data != 0 || want.size() == 0;
+}
+
+}  // namespace
+
+bool matches(const PlanData& plan, const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) noexcept {
+  if (inputs.size() != plan.inputs.size() || outputs.size() != plan.outputs_given.size()) return false;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const ArgDescription& want = plan.inputs[k];
+    if (want.is_array != inputs[k].is_array()) return false;
+    if (want.is_array ? !same_layout(want.array, inputs[k].array()) : want.scalar_dtype != inputs[k].scalar().dtype) {
+      return false;
+    }
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (!same_layout(plan.outputs_given[k].array, outputs[k])) return false;
+  }
+  return true;
+}
+
 void check_launch_arguments(const std::string& kernel, const HandleTable& own, const std::vector<Parameter>& in_params,
                             const std::vector<Parameter>& out_params, const PlanData& plan,
                             const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) {

@@ -49,6 +49,8 @@ const LoadedFunctions& find_or_load(HandleTable& table, TypeEntry& entry, const 
     if (found != entry.functions.end()) return found->second;
   }
   LoadedFunctions loaded = pick(load());
+  loaded.engine = &engine;
+  loaded.device = device.ordinal();
   std::lock_guard<std::mutex> lock(table.mutex);
   return entry.functions.emplace(key, std::move(loaded)).first->second;
 }

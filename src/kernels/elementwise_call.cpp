@@ -1,6 +1,7 @@
 // ElementwiseKernel calls: plan (CuPy's call semantics, on descriptions), then launch.
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -193,26 +194,124 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
   plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(steps, max_blocks)));
 }
 
+// NOTE [ kept plan ]
+// A plan fixes everything of a launch but the addresses of the arrays and the values of
+// the scalars: the launch geometry, the strides of the loop, the index width, and so every
+// byte of the kernel's parameters but those. So planning also packs the parameters once,
+// with addresses and scalars zero (`packed`), and the byte range of each described view
+// relative to its address (`*_spans`, for the aliasing rules). A launch of the plan then
+// checks the arguments against the descriptions with one allocation-free comparison
+// (detail::matches; the checks that name what differs run only when it fails), takes the
+// kernel function from the plan (one atomic load; PreparedFunctions), copies the packed
+// bytes and writes the addresses and scalars in place. The checks a user relies on all
+// remain: they are made cheap by what the plan knows, not dropped. What still allocates is
+// the returned std::vector<DeviceArray> (the API's; three allocations for one output).
+// ElementwiseKernel::operator() launches plans the same way (NOTE [ call memo ]).
+void prepare_launch(const detail::ElementwiseDefinition& def, detail::ElementwisePlanData& plan) {
+  const auto& sig = def.signature;
+  if (plan.loop.size == 0) return;  // nothing is launched: nothing to check or pack
+  auto span_of = [](const ArrayRef& array) {
+    detail::ElementwisePlanData::Span span;
+    if (array.size() == 0) return span;  // as ArrayRef::byte_range: {data, data}
+    for (std::size_t d = 0; d < array.shape.size(); ++d) {
+      const std::int64_t extent = (array.shape[d] - 1) * array.strides[d];
+      (extent < 0 ? span.low : span.high) += extent;
+    }
+    span.high += static_cast<std::int64_t>(itemsize(array.dtype));
+    return span;
+  };
+  plan.input_spans.clear();
+  for (const auto& in : plan.inputs) plan.input_spans.push_back(in.is_array ? span_of(in.array) : detail::ElementwisePlanData::Span{});
+  plan.output_spans.clear();
+  for (const auto& out : plan.outputs) plan.output_spans.push_back(span_of(out));
+  plan.same_description.assign(plan.inputs.size() * plan.outputs.size(), 0);
+  for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+    if (!plan.inputs[k].is_array) continue;
+    const ArrayRef& in = plan.inputs[k].array;
+    for (std::size_t o = 0; o < plan.outputs.size(); ++o) {
+      const ArrayRef& out = plan.outputs[o];
+      plan.same_description[k * plan.outputs.size() + o] =
+          in.dtype == out.dtype && in.shape == out.shape && in.strides == out.strides;
+    }
+  }
+
+  // The parameters, in the kernel's order, addresses and scalars zero: one parameter per
+  // input and output (the launch writes each one's address or value at its start), then
+  // the loop's shape.
+  const Layout& layout = plan.loop.layout;
+  detail::ParamPack pack;
+  std::size_t array_index = 0;
+  auto pack_array = [&] {
+    const auto& array_strides = plan.loop.strides[array_index++];
+    detail::pack_view(pack, 0, plan.loop.size, plan.loop.shape, array_strides, plan.rank, layout.index64, false);
+  };
+  for (std::size_t k = 0; k < sig.in.size(); ++k) {
+    if (!plan.inputs[k].is_array) {
+      detail::pack_scalar(pack, Scalar(), plan.resolved.inputs[k]);
+    } else if (sig.in[k].raw) {
+      detail::pack_raw(pack, plan.inputs[k].array, layout.index64);
+    } else {
+      pack_array();
+    }
+  }
+  for (std::size_t k = 0; k < sig.out.size(); ++k) {
+    if (sig.out[k].raw) {
+      detail::pack_raw(pack, plan.outputs[k], layout.index64);
+    } else {
+      pack_array();
+    }
+  }
+  detail::pack_shape(pack, plan.loop.size, plan.loop.shape, plan.rank, layout.index64);
+  if (layout.kind == LayoutKind::tiled) {
+    pack.begin(4);
+    pack.field<std::uint32_t>(plan.loop.staged);
+  }
+  plan.packed = pack.snapshot();
+}
+
+// Whether two arrays, at `a` and `b` with these spans, share a byte (detail::overlaps).
+bool overlap(std::uint64_t a, const detail::ElementwisePlanData::Span& a_span, std::uint64_t b,
+             const detail::ElementwisePlanData::Span& b_span) {
+  const std::uint64_t a_low = a + static_cast<std::uint64_t>(a_span.low), a_high = a + static_cast<std::uint64_t>(a_span.high);
+  const std::uint64_t b_low = b + static_cast<std::uint64_t>(b_span.low), b_high = b + static_cast<std::uint64_t>(b_span.high);
+  return a_low < b_high && b_low < a_high;
+}
+
+// The plan for `inputs` and `outputs` with `options` on a GPU of `multiprocessors`.
+std::shared_ptr<detail::ElementwisePlanData> make_plan(const ElementwiseKernel& kernel,
+                                                       const detail::ElementwiseDefinition& def,
+                                                       detail::HandleTable& handles, const std::vector<Arg>& inputs,
+                                                       const std::vector<ArrayRef>& outputs,
+                                                       const std::optional<std::int64_t>& size_option,
+                                                       const std::map<std::string, DType>& bindings,
+                                                       int multiprocessors, std::optional<unsigned> block_size) {
+  auto plan = plan_shapes(kernel, def, handles, inputs, outputs, size_option, bindings);
+  plan_geometry(def, *plan, multiprocessors, block_size);
+  plan->size_option = size_option;
+  plan->block_option = block_size;
+  prepare_launch(def, *plan);
+  return plan;
+}
+
 // Runs a plan whose arguments are known to match it (checked by launch(), or made from
 // them by operator()).
 std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const detail::ElementwiseDefinition& def,
                                         detail::HandleTable& handles, const detail::ElementwisePlanData& plan,
                                         const std::vector<Arg>& inputs_in, const std::vector<ArrayRef>& outputs_in,
-                                        const CallOptions& options) {
+                                        const CallOptions& options, Engine& engine, const Device& device) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
-  Engine& engine = detail::engine_of(options);
-  Device device = detail::device_for(name, engine, options.device, plan);
   std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);
   if (plan.loop.size == 0) return outputs;
 
   // Aliasing (only arrays the caller passed can alias): outputs must not share memory; an
   // input that shares memory with an output is read from a copy unless it is the very same
-  // view (then each element is read before it is written, in the same thread).
+  // view (then each element is read before it is written, in the same thread). The byte
+  // ranges come from the plan's spans (the arguments match its descriptions).
   if (!outputs_in.empty()) {
-    for (size_t a = 0; a < outputs.size(); ++a) {
-      for (size_t b = a + 1; b < outputs.size(); ++b) {
-        if (detail::overlaps(outputs[a].ref(), outputs[b].ref())) {
+    for (size_t a = 0; a < outputs_in.size(); ++a) {
+      for (size_t b = a + 1; b < outputs_in.size(); ++b) {
+        if (overlap(outputs_in[a].data, plan.output_spans[a], outputs_in[b].data, plan.output_spans[b])) {
           throw Error(ErrorCode::invalid_argument, fmt::format("{}: outputs {} and {} overlap in memory", name,
                                                                sig.out[a].name, sig.out[b].name));
         }
@@ -224,11 +323,10 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
     std::vector<DeviceArray> temporaries;
     for (size_t k = 0; k < inputs_in.size(); ++k) {
       if (!inputs_in[k].is_array() || sig.in[k].raw) continue;
-      for (size_t o = 0; o < outputs.size(); ++o) {
-        if (sig.out[o].raw || !detail::overlaps(inputs_in[k].array(), outputs[o].ref())) continue;
-        if (inputs_in[k].array().shape == outputs[o].shape() && detail::same_view(inputs_in[k].array(), outputs[o].ref())) {
-          continue;
-        }
+      const std::uint64_t address = inputs_in[k].array().data;
+      for (size_t o = 0; o < outputs_in.size(); ++o) {
+        if (sig.out[o].raw || !overlap(address, plan.input_spans[k], outputs_in[o].data, plan.output_spans[o])) continue;
+        if (plan.same_description[k * outputs_in.size() + o] && address == outputs_in[o].data) continue;
         if (copied.empty()) copied = inputs_in;
         temporaries.push_back(copy_of(inputs_in[k].array(), options));
         copied[k] = Arg(temporaries.back());
@@ -237,9 +335,9 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
     }
     if (!temporaries.empty()) {
       // The copies are laid out differently from the descriptions: plan again for them.
-      auto replanned = plan_shapes(kernel, def, handles, copied, outputs_in, std::nullopt, plan.types.bindings);
-      plan_geometry(def, *replanned, plan.multiprocessors, plan.launch.block[0]);
-      return launch_planned(kernel, def, handles, *replanned, copied, outputs_in, options);
+      auto replanned = make_plan(kernel, def, handles, copied, outputs_in, std::nullopt, plan.types.bindings,
+                                 plan.multiprocessors, plan.launch.block[0]);
+      return launch_planned(kernel, def, handles, *replanned, copied, outputs_in, options, engine, device);
     }
   }
 
@@ -254,38 +352,30 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
       } catch (const Error& error) {
         throw detail::load_error(error, name, plan.types, plan.resolved, layout);
       }
-    }, [&](const Engine::Loaded& l) { return detail::LoadedFunctions{{l.module.function(name)}, 0}; });
+    }, [&](const Engine::Loaded& l) {
+      detail::LoadedFunctions picked;
+      picked.functions.push_back(l.module.function(name));
+      return picked;
+    });
     plan.prepared.remember(&engine, device.ordinal(), loaded);
   }
   const Function& function = loaded->functions.front();
 
-  // Arguments, in the kernel's parameter order.
+  // Arguments: the plan's packed parameters with this call's addresses and scalars written
+  // at the start of each parameter (NOTE [ kept plan ]).
   detail::ParamPack pack;
-  size_t array_index = 0;
-  auto pack_array = [&](const ArrayRef& array) {
-    const auto& array_strides = plan.loop.strides[array_index++];
-    detail::pack_view(pack, array.data, plan.loop.size, plan.loop.shape, array_strides, plan.rank, layout.index64, false);
-  };
+  pack.restore(plan.packed);
   for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs_in[k].is_array()) {
-      detail::pack_scalar(pack, inputs_in[k].scalar(), plan.resolved.inputs[k]);
-    } else if (sig.in[k].raw) {
-      detail::pack_raw(pack, inputs_in[k].array(), layout.index64);
+    if (inputs_in[k].is_array()) {
+      const std::uint64_t address = inputs_in[k].array().data;
+      std::memcpy(pack.parameter(k), &address, sizeof address);
     } else {
-      pack_array(inputs_in[k].array());
+      inputs_in[k].scalar().convert_to(plan.resolved.inputs[k], pack.parameter(k));
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
-    if (sig.out[k].raw) {
-      detail::pack_raw(pack, outputs[k].ref(), layout.index64);
-    } else {
-      pack_array(outputs[k].ref());
-    }
-  }
-  detail::pack_shape(pack, plan.loop.size, plan.loop.shape, plan.rank, layout.index64);
-  if (layout.kind == LayoutKind::tiled) {
-    pack.begin(4);
-    pack.field<std::uint32_t>(plan.loop.staged);
+    const std::uint64_t address = outputs[k].ref().data;
+    std::memcpy(pack.parameter(sig.in.size() + k), &address, sizeof address);
   }
   LaunchConfig config = plan.launch;
   config.stream = options.stream;
@@ -297,10 +387,9 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
 
 ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
                                         const PlanOptions& options) const {
-  auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
-  plan_geometry(*definition_, *data, options.multiprocessors, options.block_size);
   ElementwisePlan plan;
-  plan.data_ = std::move(data);
+  plan.data_ = make_plan(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings,
+                         options.multiprocessors, options.block_size);
   return plan;
 }
 
@@ -309,21 +398,78 @@ std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planne
                                                    const CallOptions& options) const {
   const auto& def = *definition_;
   if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
-  check_counts(def, inputs, outputs, false);
-  detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, *planned.data_, inputs,
-                                 outputs);
-  return launch_planned(*this, def, *handles_, *planned.data_, inputs, outputs, options);
+  const detail::ElementwisePlanData& plan = *planned.data_;
+  // One comparison when the arguments are what the plan describes; the checks that say
+  // what differs only when they are not (NOTE [ kept plan ]).
+  if (plan.table != handles_.get() || !detail::matches(plan, inputs, outputs)) {
+    check_counts(def, inputs, outputs, false);
+    detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, plan, inputs, outputs);
+  }
+  Engine& engine = detail::engine_of(options);
+  const Device device = detail::device_for(def.name, engine, options.device, plan);
+  return launch_planned(*this, def, *handles_, plan, inputs, outputs, options, engine, device);
 }
+
+// NOTE [ call memo ]
+// operator() is plan + launch, and planning (type resolution, broadcasting, the loop plan)
+// allocates a few dozen times. A program calls a kernel with the same shapes over and over,
+// so each kernel object (HandleTable, shared by copies) keeps the last kRecentPlans plans
+// its calls made, in a ring under the memo's mutex. A call first looks for one made for the
+// same options whose descriptions its arguments match exactly (detail::matches: the very
+// check launch(plan) makes) and launches it as launch(plan) would; only then does it plan
+// (usage errors still come before the GPU is touched: a plan is kept only once its call
+// planned, and planned without error). A remembered plan is for the multiprocessor count of
+// the GPU it was made on; a call on another GPU plans anew. The ring bounds the memory: a
+// program that cycles through more shapes than that plans per call, as before.
+namespace {
+
+std::shared_ptr<const detail::ElementwisePlanData> recent_plan(detail::HandleTable& handles,
+                                                               const std::vector<Arg>& inputs,
+                                                               const std::vector<ArrayRef>& outputs,
+                                                               const CallOptions& options) {
+  std::lock_guard<std::mutex> lock(handles.mutex);
+  for (std::size_t n = 1; n <= detail::HandleTable::kRecentPlans; ++n) {
+    const auto& plan = handles.recent_plans[(handles.next_plan + detail::HandleTable::kRecentPlans - n) %
+                                            detail::HandleTable::kRecentPlans];
+    if (!plan) break;
+    if (plan->size_option == options.size && plan->block_option == options.block_size &&
+        plan->types.bindings == options.bindings && detail::matches(*plan, inputs, outputs)) {
+      return plan;
+    }
+  }
+  return nullptr;
+}
+
+void remember_plan(detail::HandleTable& handles, std::shared_ptr<const detail::ElementwisePlanData> plan) {
+  std::lock_guard<std::mutex> lock(handles.mutex);
+  handles.recent_plans[handles.next_plan] = std::move(plan);
+  handles.next_plan = (handles.next_plan + 1) % detail::HandleTable::kRecentPlans;
+}
+
+}  // namespace
 
 std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
                                                        const std::vector<ArrayRef>& outputs,
                                                        const CallOptions& options) const {
+  const auto& def = *definition_;
+  if (auto recent = recent_plan(*handles_, inputs, outputs, options)) {
+    Engine& engine = detail::engine_of(options);
+    const Device device = engine.device(options.device);
+    if (device.multiprocessors() == recent->multiprocessors) {
+      return launch_planned(*this, def, *handles_, *recent, inputs, outputs, options, engine, device);
+    }
+  }
   // Usage errors first, without the GPU; then the geometry for the call's device.
-  check_counts(*definition_, inputs, outputs, false);
-  auto data = plan_shapes(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings);
-  Device device = detail::engine_of(options).device(options.device);
-  plan_geometry(*definition_, *data, device.multiprocessors(), options.block_size);
-  return launch_planned(*this, *definition_, *handles_, *data, inputs, outputs, options);
+  check_counts(def, inputs, outputs, false);
+  auto data = plan_shapes(*this, def, *handles_, inputs, outputs, options.size, options.bindings);
+  Engine& engine = detail::engine_of(options);
+  const Device device = engine.device(options.device);
+  plan_geometry(def, *data, device.multiprocessors(), options.block_size);
+  data->size_option = options.size;
+  data->block_option = options.block_size;
+  prepare_launch(def, *data);
+  remember_plan(*handles_, data);
+  return launch_planned(*this, def, *handles_, *data, inputs, outputs, options, engine, device);
 }
 
 }  // namespace kernc

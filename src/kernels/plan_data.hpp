@@ -2,7 +2,8 @@
 // What a plan keeps beyond its public accessors (include/kernc/plan.hpp): the argument
 // descriptions it was made for, the strides the launch packs, and the prepared function.
 
-#include <mutex>
+#include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,32 +12,28 @@
 #include "kernc/kernel_options.hpp"
 #include "kernc/plan.hpp"
 #include "kernels/handle_table.hpp"
+#include "runtime/param_pack.hpp"
 
 namespace kernc::detail {
 
 /// The kernel functions a plan launched last, for one (engine, device): a repeated launch
-/// on the same device takes them from here, under the plan's own (uncontended) mutex,
-/// without the kernel's memo tables and without copying them (they stay in the kernel's
-/// memo, whose std::map nodes never move or go while the kernel lives).
+/// on the same device takes them from here with one atomic load, without the kernel's memo
+/// tables, a lock or a copy (they stay in the kernel's memo, whose std::map nodes never
+/// move or go while the kernel lives, and they name their own engine and device).
 class PreparedFunctions {
  public:
   /// The functions remembered for (engine, device), or nullptr when they are not these.
-  const LoadedFunctions* find(const Engine* engine, int device) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return engine_ == engine && device_ == device ? functions_ : nullptr;
+  const LoadedFunctions* find(const Engine* engine, int device) const noexcept {
+    const LoadedFunctions* functions = functions_.load(std::memory_order_acquire);
+    return functions && functions->engine == engine && functions->device == device ? functions : nullptr;
   }
-  void remember(const Engine* engine, int device, const LoadedFunctions* functions) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    engine_ = engine;
-    device_ = device;
-    functions_ = functions;
+  /// Remembers `functions`, which find_or_load made for (engine, device).
+  void remember(const Engine* engine, int device, const LoadedFunctions* functions) noexcept {
+    if (functions->engine == engine && functions->device == device) functions_.store(functions, std::memory_order_release);
   }
 
  private:
-  mutable std::mutex mutex_;
-  const Engine* engine_ = nullptr;
-  int device_ = -1;
-  const LoadedFunctions* functions_ = nullptr;
+  std::atomic<const LoadedFunctions*> functions_{nullptr};
 };
 
 /// What planning knows of each argument: a description, or a scalar's dtype.
@@ -75,10 +72,27 @@ Device device_for(const std::string& kernel, Engine& engine, int ordinal, const 
 /// The outputs passed, wrapped; or, when the plan allocates, new arrays as it describes.
 std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, const std::vector<ArrayRef>& outputs);
 
+/// Whether `inputs` and `outputs` are exactly what `plan` describes (dtypes, shapes,
+/// strides; scalars' dtypes; outputs passed exactly when described) and every non-empty
+/// array has an address: then check_launch_arguments and ArrayRef::validate would pass.
+/// No allocation, no formatting; a caller that gets false runs those checks for the error.
+bool matches(const PlanData& plan, const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) noexcept;
+
 struct ElementwisePlanData : PlanData {
   std::vector<std::int64_t> shape;
   dsl::LoopPlan loop;
   int rank = 0;  // 0 contiguous, 1..4 strided, -1 generic
+
+  // What a launch needs beyond the loop, made once (NOTE [ kept plan ], elementwise_call.cpp).
+  std::optional<std::int64_t> size_option;  // the options planned with (compared by the call memo)
+  std::optional<unsigned> block_option;
+  /// Bytes a view touches, relative to its address: ArrayRef::byte_range() less `data`.
+  struct Span {
+    std::int64_t low = 0, high = 0;
+  };
+  std::vector<Span> input_spans, output_spans;  // per parameter (unused for scalars)
+  std::vector<char> same_description;          // [input * outputs + output]: same dtype, shape and strides
+  PackedParams packed;                         // every parameter, addresses and scalars zero
 };
 
 struct ReductionPlanData : PlanData {

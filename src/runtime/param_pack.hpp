@@ -14,6 +14,14 @@
 
 namespace kernc::detail {
 
+/// A pack's bytes and the offset of each parameter in them: what a kept plan packs once, so
+/// that a launch restores it and writes only the addresses and scalars (NOTE [ kept plan ],
+/// src/kernels/elementwise_call.cpp).
+struct PackedParams {
+  std::vector<unsigned char> bytes;
+  std::vector<std::size_t> offsets;
+};
+
 class ParamPack {
  public:
   ParamPack() = default;
@@ -24,14 +32,7 @@ class ParamPack {
   /// Starts a parameter whose alignment is `align`.
   void begin(std::size_t align) {
     pad_to(align);
-    void* start = bytes_ + size_;
-    if (count_ < kInlineParams) {
-      inline_pointers_[count_] = start;
-    } else {
-      if (count_ == kInlineParams) spilled_.assign(inline_pointers_, inline_pointers_ + kInlineParams);
-      spilled_.push_back(start);
-    }
-    ++count_;
+    add_pointer(bytes_ + size_);
   }
   template <class T>
   void field(T value) {
@@ -44,8 +45,33 @@ class ParamPack {
   }
   /// A pointer per parameter (cuLaunchKernel's kernelParams), valid while the pack lives.
   void** pointers() { return count_ <= kInlineParams ? inline_pointers_ : spilled_.data(); }
+  /// The first byte of parameter `k` (written in place after restore()).
+  unsigned char* parameter(std::size_t k) { return static_cast<unsigned char*>(pointers()[k]); }
+
+  /// The bytes packed so far and where each parameter starts.
+  PackedParams snapshot() {
+    PackedParams packed;
+    packed.bytes.assign(bytes_, bytes_ + size_);
+    for (std::size_t k = 0; k < count_; ++k) packed.offsets.push_back(static_cast<std::size_t>(parameter(k) - bytes_));
+    return packed;
+  }
+  /// Makes this new (empty) pack a copy of `packed` (made by snapshot()).
+  void restore(const PackedParams& packed) {
+    if (!packed.bytes.empty()) std::memcpy(bytes_, packed.bytes.data(), packed.bytes.size());
+    size_ = packed.bytes.size();
+    for (std::size_t offset : packed.offsets) add_pointer(bytes_ + offset);
+  }
 
  private:
+  void add_pointer(void* start) {
+    if (count_ < kInlineParams) {
+      inline_pointers_[count_] = start;
+    } else {
+      if (count_ == kInlineParams) spilled_.assign(inline_pointers_, inline_pointers_ + kInlineParams);
+      spilled_.push_back(start);
+    }
+    ++count_;
+  }
   void pad_to(std::size_t align) { size_ = (size_ + align - 1) / align * align; }
   void append(const void* data, std::size_t size) {
     if (size_ + size > sizeof bytes_) {

@@ -1,0 +1,341 @@
+// What ElementwiseKernel launches hand the driver, without a GPU: a fake detail::Driver is
+// a GPU (and a second one, with fewer multiprocessors), as in test_runtime_function.cpp, and
+// records each launch's parameters. The programs are really compiled (NVRTC, sm_90) into a
+// temporary cache; the fake accepts any image. Checks the hot path of NOTE [ kept plan ]
+// and NOTE [ call memo ] (src/kernels/elementwise_call.cpp): a plan's packed parameters
+// with each call's addresses and scalars written in, the plans operator() remembers, and
+// the aliasing rules on the plan's byte spans.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernc/engine.hpp"
+#include "kernc/error.hpp"
+#include "kernc/kernels.hpp"
+#include "runtime/driver.hpp"
+#include "temp_dir.hpp"
+
+using namespace kernc;
+using kernc::test::contains;
+
+namespace {
+
+// One launch as the fake saw it: the kernel's name, the grid, and the first bytes of each
+// parameter (as many parameters as the test said the kernel has).
+struct Launch {
+  std::string function;
+  unsigned grid = 0;
+  std::vector<std::vector<unsigned char>> params;
+
+  template <class T>
+  T field(std::size_t param, std::size_t offset = 0) const {
+    T value;
+    std::memcpy(&value, params.at(param).data() + offset, sizeof value);
+    return value;
+  }
+};
+
+class RecordingDriver final : public detail::Driver {
+ public:
+  explicit RecordingDriver(int multiprocessors) {
+    props_.name = "Fake GPU (test_elementwise_launch)";
+    props_.target = "sm_90";
+    props_.compute_capability = 90;
+    props_.multiprocessors = multiprocessors;
+    props_.max_threads_per_block = 1024;
+    props_.max_shared_per_block = 48 * 1024;
+    props_.max_shared_per_block_optin = 232448;
+    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
+    props_.max_grid[0] = 2147483647;
+    props_.max_grid[1] = props_.max_grid[2] = 65535;
+    props_.total_memory = 1ull << 40;
+  }
+
+  std::map<std::string, std::size_t> param_counts;  // by kernel name: how many to record
+  std::vector<Launch> launches;
+
+  Backend backend() const noexcept override { return Backend::cuda; }
+  const detail::DeviceProperties& properties() const noexcept override { return props_; }
+  void make_current() override {}
+  std::uint64_t allocate(std::size_t bytes) override {
+    const std::uint64_t address = next_;
+    next_ += (bytes + 0xffff) & ~std::uint64_t{0xffff};
+    return address;
+  }
+  std::uint64_t allocate_async(std::size_t bytes, void*) override { return allocate(bytes); }
+  void release_memory(std::uint64_t, bool, void*) noexcept override {}
+  void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override {}
+  void copy_to_host(void*, std::uint64_t, std::size_t, void*) override {}
+  void copy_device(std::uint64_t, std::uint64_t, std::size_t, void*) override {}
+  void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override {}
+  void synchronize() override {}
+  void synchronize_stream(void*) override {}
+  bool is_device_pointer(std::uint64_t) noexcept override { return true; }
+  void* create_stream() override { return nullptr; }
+  void release_stream(void*) noexcept override {}
+  void* create_event() override { return nullptr; }
+  void release_event(void*) noexcept override {}
+  void record_event(void*, void*) override {}
+  void synchronize_event(void*) override {}
+  float elapsed_ms(void*, void*) override { return 0; }
+  void* load_module(const std::string&) override { return &module_; }
+  void release_module(void*) noexcept override {}
+  void* find_function(void*, const std::string& name) override {
+    auto& slot = functions_[name];
+    if (!slot) slot = std::make_unique<std::string>(name);
+    return slot.get();
+  }
+  bool find_global(void*, const std::string&, std::uint64_t*, std::size_t*) override { return false; }
+  FunctionAttributes attributes(void*) override { return {}; }
+  void set_max_dynamic_shared(void*, int) override {}
+  void set_preferred_shared_carveout(void*, int) override {}
+  int max_active_blocks_per_multiprocessor(void*, int, std::size_t) override { return 1; }
+  int dynamic_shared_limit(void*) noexcept override { return 48 * 1024; }
+  std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
+  void launch(void* function, const LaunchConfig& config, void** args) override {
+    Launch launch;
+    launch.function = *static_cast<const std::string*>(function);
+    launch.grid = config.grid[0];
+    const std::size_t count = param_counts.at(launch.function);
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto* bytes = static_cast<const unsigned char*>(args[k]);
+      launch.params.emplace_back(bytes, bytes + 32);  // every parameter checked here fits
+    }
+    launches.push_back(std::move(launch));
+  }
+
+ private:
+  detail::DeviceProperties props_;
+  std::uint64_t next_ = 0x7f0000000000ull;
+  int module_ = 0;
+  std::map<std::string, std::unique_ptr<std::string>> functions_;
+};
+
+// Two fake GPUs, CUDA GPUs `first_ordinal` and the next (below Engine::kDeviceSlots, and
+// more than any machine running the unit tests has), and an engine whose cache is a
+// temporary directory. A test that launches kernc's own copy kernel (held by a static
+// kernel object, so its GPUs stay open) uses ordinals of its own.
+struct FakeGpus {
+  static constexpr int kFirst = 61;
+  int first_ordinal, second_ordinal;
+  test::TempDir dir;
+  RecordingDriver* first = nullptr;
+  RecordingDriver* second = nullptr;
+  std::shared_ptr<detail::DeviceState> first_state, second_state;
+  std::unique_ptr<Engine> engine;
+  CallOptions options;
+
+  explicit FakeGpus(int ordinal = kFirst) : first_ordinal(ordinal), second_ordinal(ordinal + 1) {
+    auto a = std::make_unique<RecordingDriver>(132);
+    auto b = std::make_unique<RecordingDriver>(80);
+    first = a.get();
+    second = b.get();
+    first_state = detail::register_device(Backend::cuda, first_ordinal, std::move(a));
+    second_state = detail::register_device(Backend::cuda, second_ordinal, std::move(b));
+    const std::string cache_dir = dir / "cache";
+    engine = std::make_unique<Engine>(Config::from_environment([&](const char* name) -> const char* {
+      if (std::string(name) == "KERNC_CACHE_DIR") return cache_dir.c_str();
+      if (std::string(name) == "KERNC_CACHE_PATH" || std::string(name) == "KERNC_COMPILE" ||
+          std::string(name) == "KERNC_RUNTIME" || std::string(name) == "KERNC_REMOTE_CACHE") {
+        return nullptr;
+      }
+      return std::getenv(name);
+    }));
+    options.engine = engine.get();
+    options.device = first_ordinal;
+    for (auto* driver : {first, second}) {
+      driver->param_counts["saxpy_hot"] = 5;   // a, x, y, z, shape
+      driver->param_counts["kernc_copy"] = 3;  // x, y, shape
+      driver->param_counts["split_hot"] = 4;   // x, y, z, shape
+    }
+  }
+  ~FakeGpus() {
+    // The engine's modules hold the fake devices: go first.
+    engine.reset();
+  }
+  DeviceArray array(std::int64_t n) { return DeviceArray::empty(engine->device(first_ordinal), DType::float32, {n}); }
+};
+
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("elementwise::launch of a kept plan packs each call's addresses and scalars into the plan's parameters") {
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  const ElementwisePlan plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);
+  REQUIRE(plan.layout().kind == LayoutKind::contiguous);
+
+  DeviceArray x2 = gpus.array(1000), y2 = gpus.array(1000), z2 = gpus.array(1000);
+  saxpy.launch(plan, {2.0f, x, y}, {z}, gpus.options);
+  saxpy.launch(plan, {-0.5f, x2, y2}, {z2}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 2);
+  const Launch& one = gpus.first->launches[0];
+  const Launch& two = gpus.first->launches[1];
+  // Contiguous, 32-bit: a float; three views {address, int size}; the shape {int size}.
+  CHECK(one.field<float>(0) == 2.0f);
+  CHECK(one.field<std::uint64_t>(1) == x.ref().data);
+  CHECK(one.field<std::uint64_t>(2) == y.ref().data);
+  CHECK(one.field<std::uint64_t>(3) == z.ref().data);
+  CHECK(two.field<float>(0) == -0.5f);
+  CHECK(two.field<std::uint64_t>(1) == x2.ref().data);
+  CHECK(two.field<std::uint64_t>(2) == y2.ref().data);
+  CHECK(two.field<std::uint64_t>(3) == z2.ref().data);
+  for (const Launch* launch : {&one, &two}) {
+    for (std::size_t view = 1; view <= 3; ++view) CHECK(launch->field<std::int32_t>(view, 8) == 1000);
+    CHECK(launch->field<std::int32_t>(4) == 1000);
+    CHECK(launch->grid == 1);
+  }
+
+  // The plain call packs the same fields.
+  saxpy({-0.5f, x2, y2}, {z2}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 3);
+  const Launch& three = gpus.first->launches[2];
+  CHECK(three.field<float>(0) == -0.5f);
+  for (std::size_t view = 1; view <= 3; ++view) {
+    CHECK(three.field<std::uint64_t>(view) == two.field<std::uint64_t>(view));
+    CHECK(three.field<std::int32_t>(view, 8) == 1000);
+  }
+  CHECK(three.field<std::int32_t>(4) == 1000);
+}
+
+TEST_CASE("elementwise::a strided plan keeps its shapes and strides; scalars convert to the resolved type") {
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  DeviceArray base = gpus.array(2000), z = gpus.array(1000);
+  const ArrayRef every_other = base.ref().sliced(0, 0, 2000, 2);  // 1000 elements, 8 bytes apart
+  for (int a : {3, 4}) saxpy({a, every_other, z}, {z}, gpus.options);  // int scalars for a float32 parameter
+  REQUIRE(gpus.first->launches.size() == 2);  // y is the very view of z: no copy
+  for (int k = 0; k < 2; ++k) {
+    const Launch& launch = gpus.first->launches[k];
+    CHECK(launch.function == "saxpy_hot");
+    CHECK(launch.field<float>(0) == 3.0f + k);
+    // Rank 1, 32-bit: {address, int size, int shape[1], int strides[1]}.
+    CHECK(launch.field<std::uint64_t>(1) == every_other.data);
+    CHECK(launch.field<std::int32_t>(1, 8) == 1000);
+    CHECK(launch.field<std::int32_t>(1, 12) == 1000);
+    CHECK(launch.field<std::int32_t>(1, 16) == 8);
+    CHECK(launch.field<std::uint64_t>(2) == z.ref().data);
+    CHECK(launch.field<std::int32_t>(2, 16) == 4);
+    CHECK(launch.field<std::uint64_t>(3) == z.ref().data);
+  }
+}
+
+TEST_CASE("elementwise::operator() remembers its plans: the same arguments launch alike, others are planned") {
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  // More shapes than the kernel remembers plans for, twice round: every launch has its own size.
+  std::vector<std::int64_t> sizes;
+  for (int round = 0; round < 2; ++round) {
+    for (std::int64_t n = 1; n <= 12; ++n) sizes.push_back(n * 100);
+  }
+  sizes.push_back(300);
+  for (std::int64_t n : sizes) {
+    DeviceArray x = gpus.array(n), z = gpus.array(n);
+    saxpy({1.0f, x, x}, {z}, gpus.options);
+    const Launch& launch = gpus.first->launches.back();
+    CHECK(launch.field<std::int32_t>(4) == n);
+    CHECK(launch.field<std::uint64_t>(1) == x.ref().data);
+    CHECK(launch.field<std::uint64_t>(3) == z.ref().data);
+  }
+  // A remembered shape with another dtype, or allocated outputs, is another plan.
+  DeviceArray x = gpus.array(300), z = gpus.array(300);
+  auto allocated = saxpy({1.0f, x, x}, {}, gpus.options);
+  REQUIRE(allocated.size() == 1);
+  CHECK(allocated[0].owns_memory());
+  CHECK(gpus.first->launches.back().field<std::uint64_t>(3) == allocated[0].ref().data);
+  // The usage errors of a call are those of a first call, remembered plans or not.
+  CHECK(contains(error_of([&] { saxpy({1.0f, x}, {z}, gpus.options); }), "saxpy_hot takes 3 input(s)"));
+  CHECK(contains(error_of([&] { saxpy({1.0f, x, ArrayRef::contiguous(std::uint64_t{0}, DType::float32, {300})}, {z}, gpus.options); }),
+                 "null data pointer"));
+  // An empty loop launches nothing, planned or remembered.
+  const std::size_t launched = gpus.first->launches.size();
+  DeviceArray empty = gpus.array(0);
+  for (int k = 0; k < 2; ++k) CHECK(saxpy({1.0f, empty, empty}, {empty}, gpus.options).size() == 1);
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  saxpy.launch(saxpy.plan({1.0f, empty, empty}, {empty}, plan_options), {1.0f, empty, empty}, {empty}, gpus.options);
+  CHECK(gpus.first->launches.size() == launched);
+  // size= is an option of the plan: the same arrays with it are refused, as without a memo.
+  CallOptions sized = gpus.options;
+  sized.size = 300;
+  CHECK(contains(error_of([&] { saxpy({1.0f, x, x}, {z}, sized); }), "size= cannot be used"));
+}
+
+TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: another GPU gets its own grid") {
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  const std::int64_t n = std::int64_t{1} << 24;  // enough elements for 32 blocks per multiprocessor
+  DeviceArray x = gpus.array(n), z = gpus.array(n);
+  saxpy({1.0f, x, x}, {z}, gpus.options);
+  CallOptions on_second = gpus.options;
+  on_second.device = gpus.second_ordinal;
+  saxpy({1.0f, x, x}, {z}, on_second);
+  saxpy({1.0f, x, x}, {z}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 2);
+  REQUIRE(gpus.second->launches.size() == 1);
+  CHECK(gpus.first->launches[0].grid == 132 * 32);
+  CHECK(gpus.second->launches[0].grid == 80 * 32);
+  CHECK(gpus.first->launches[1].grid == 132 * 32);
+  // A kept plan for one GPU is refused on the other, naming both counts.
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  const ElementwisePlan plan = saxpy.plan({1.0f, x, x}, {z}, plan_options);
+  CHECK(contains(error_of([&] { saxpy.launch(plan, {1.0f, x, x}, {z}, on_second); }),
+                 "the plan is for a GPU with 132 multiprocessors; GPU 62 has 80"));
+}
+
+TEST_CASE("elementwise::aliasing is checked on every launch of a plan: overlapping inputs are copied, outputs refused") {
+  FakeGpus gpus(58);
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  DeviceArray buffer = gpus.array(2000), y = gpus.array(1000);
+  const ArrayRef head = buffer.ref().sliced(0, 0, 1000), shifted = buffer.ref().sliced(0, 1, 1001);
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  const ElementwisePlan plan = saxpy.plan({2.0f, head, y}, {head}, plan_options);
+  // x is the very view of z: read in place.
+  saxpy.launch(plan, {2.0f, head, y}, {head}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 1);
+  CHECK(gpus.first->launches[0].field<std::uint64_t>(1) == head.data);
+  // The same descriptions one element apart overlap without being the same view: x is copied first.
+  const ArrayRef shifted_out = ArrayRef::contiguous(shifted.data, DType::float32, {1000});
+  saxpy.launch(plan, {2.0f, head, y}, {shifted_out}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 3);
+  CHECK(gpus.first->launches[1].function == "kernc_copy");
+  CHECK(gpus.first->launches[1].field<std::uint64_t>(0) == head.data);
+  const std::uint64_t copy = gpus.first->launches[1].field<std::uint64_t>(1);
+  CHECK(copy != head.data);
+  CHECK(gpus.first->launches[2].function == "saxpy_hot");
+  CHECK(gpus.first->launches[2].field<std::uint64_t>(1) == copy);
+  CHECK(gpus.first->launches[2].field<std::uint64_t>(3) == shifted_out.data);
+  // Disjoint again: no copy.
+  saxpy.launch(plan, {2.0f, y, y}, {head}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 4);
+  CHECK(gpus.first->launches[3].field<std::uint64_t>(1) == y.ref().data);
+
+  const ElementwiseKernel split("T x", "T y, T z", "y = x; z = x", "split_hot");
+  const ElementwisePlan two = split.plan({y}, {head, head}, plan_options);
+  CHECK(contains(error_of([&] { split.launch(two, {y}, {head, shifted_out}, gpus.options); }),
+                 "split_hot: outputs y and z overlap in memory"));
+  DeviceArray w = gpus.array(1000);
+  split.launch(two, {y}, {head, w}, gpus.options);
+  CHECK(gpus.first->launches.back().function == "split_hot");
+}
