@@ -215,25 +215,39 @@ int main(int argc, char** argv) {
     auto small_x = DeviceArray::empty(device, DType::float32, {1024});
     auto small_z = DeviceArray::empty(device, DType::float32, {1024});
     init(LaunchConfig{{4, 1, 1}, {256, 1, 1}, 0, {}}, {small_x, 1024LL, 3u});
-    const int calls = 20000;
-    saxpy({2.0f, small_x, small_x}, {small_z});
-    device.synchronize();
-    auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < calls; ++k) saxpy({2.0f, small_x, small_x}, {small_z});
-    device.synchronize();
-    double kernc_us = host_us(start) / calls;
+    // Two measures per path: host time per call over 20000 back-to-back calls (the steady
+    // state, which is the GPU's time per kernel when that is longer), and over a burst of
+    // 200 calls after the GPU has gone idle (the host's own cost: 200 launches fit in the
+    // launch queue, so none waits for the GPU).
+    const int calls = 20000, burst = 200;
+    struct CallCost {
+      double steady_us, burst_us;
+    };
+    auto call_cost = [&](auto&& call) {
+      call();
+      device.synchronize();
+      auto begin = std::chrono::steady_clock::now();
+      for (int k = 0; k < calls; ++k) call();
+      device.synchronize();
+      CallCost cost{host_us(begin) / calls, 0};
+      std::vector<double> bursts;
+      for (int r = 0; r < 5; ++r) {
+        begin = std::chrono::steady_clock::now();
+        for (int k = 0; k < burst; ++k) call();
+        bursts.push_back(host_us(begin) / burst);
+        device.synchronize();
+      }
+      cost.burst_us = median(bursts);
+      return cost;
+    };
+    const CallCost kernc_cost = call_cost([&] { saxpy({2.0f, small_x, small_x}, {small_z}); });
 
     // The same call through a kept plan (include/kernc/plan.hpp): no type resolution,
     // broadcasting or loop planning per call, and the function taken from the plan.
     PlanOptions plan_options;
     plan_options.multiprocessors = device.multiprocessors();
     const ElementwisePlan plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
-    saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z});
-    device.synchronize();
-    start = std::chrono::steady_clock::now();
-    for (int k = 0; k < calls; ++k) saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z});
-    device.synchronize();
-    double plan_us = host_us(start) / calls;
+    const CallCost plan_cost = call_cost([&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); });
 
     RawKernel raw("extern \"C\" __global__ void raw_saxpy(float a, const float* x, const float* y, float* z, int n) {\n"
                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = a * x[i] + y[i];\n}\n",
@@ -246,21 +260,13 @@ int main(int argc, char** argv) {
     LaunchConfig small;
     small.block[0] = 256;
     small.grid[0] = 4;
-    raw_fn.launch(small, args);
-    device.synchronize();
-    start = std::chrono::steady_clock::now();
-    for (int k = 0; k < calls; ++k) raw_fn.launch(small, args);
-    device.synchronize();
-    double raw_us = host_us(start) / calls;
+    const CallCost raw_cost = call_cost([&] { raw_fn.launch(small, args); });
 
     // The same raw kernel through RawKernel::operator(): argument checks against the
     // declaration, packing, and the launch entry found per call.
-    raw(small, {2.0f, small_x, small_x, small_z, small_n});
-    device.synchronize();
-    start = std::chrono::steady_clock::now();
-    for (int k = 0; k < calls; ++k) raw(small, {2.0f, small_x, small_x, small_z, small_n});
-    device.synchronize();
-    double raw_kernel_us = host_us(start) / calls;
+    const CallCost raw_kernel_cost = call_cost([&] { raw(small, {2.0f, small_x, small_x, small_z, small_n}); });
+    const double kernc_us = kernc_cost.steady_us, plan_us = plan_cost.steady_us, raw_us = raw_cost.steady_us;
+    const double raw_kernel_us = raw_kernel_cost.steady_us;
 
     // Cold compile: a fresh kernel text (never cached) through kernc vs the raw program.
     Config fresh = engine.config();
@@ -272,7 +278,7 @@ int main(int argc, char** argv) {
     std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     ElementwiseKernel fresh_saxpy("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y /*" + unique + "*/",
                                   "saxpy");
-    start = std::chrono::steady_clock::now();
+    auto start = std::chrono::steady_clock::now();
     fresh_saxpy({2.0f, small_x, small_x}, {small_z}, cold_options);
     device.synchronize();
     double cold_first_ms = host_us(start) / 1000;
@@ -387,6 +393,13 @@ int main(int argc, char** argv) {
     rows.push_back({"elementwise launch of a kept plan, per call", plan_us, "us", plan_us / raw_us});
     rows.push_back({"RawKernel call, host time per call", raw_kernel_us, "us", raw_kernel_us / raw_us});
     rows.push_back({"raw cuLaunchKernel per call (same driver)", raw_us, "us", 1.0});
+    rows.push_back({"elementwise call, host cost of a burst of 200", kernc_cost.burst_us, "us",
+                    kernc_cost.burst_us / raw_cost.burst_us});
+    rows.push_back({"kept plan, host cost of a burst of 200", plan_cost.burst_us, "us",
+                    plan_cost.burst_us / raw_cost.burst_us});
+    rows.push_back({"RawKernel call, host cost of a burst of 200", raw_kernel_cost.burst_us, "us",
+                    raw_kernel_cost.burst_us / raw_cost.burst_us});
+    rows.push_back({"raw cuLaunchKernel, host cost of a burst of 200", raw_cost.burst_us, "us", 1.0});
     rows.push_back({"compile of generated saxpy (NVRTC only)", generated_compile_ms, "ms",
                     generated_compile_ms / raw_compile_ms});
     rows.push_back({"compile of raw saxpy (NVRTC only)", raw_compile_ms, "ms", 1.0});
