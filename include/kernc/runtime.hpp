@@ -78,6 +78,36 @@ class KERNC_API Stream {
   void* handle_ = nullptr;
 };
 
+/// NOTE [ graph capture ]
+/// A CUDA graph captured from a stream: Device::begin_capture(stream), then any kernc
+/// calls on that stream (they are recorded, not run), then Device::end_capture(stream)
+/// returns the instantiated graph, which launch() replays as often as wanted, each time
+/// with the arguments' memory as it is then (the addresses are fixed at capture). What a
+/// call does on the host (planning, checks) happens once, at capture.
+/// A call is capturable when it only launches: kernels already loaded on the device (a
+/// first launch or a kept plan's launch before capturing loads them), outputs passed
+/// rather than allocated. Stream-ordered scratch (a split reduction's partials) is
+/// captured as graph memory nodes. Anything else the capture cannot record (an
+/// allocation, a synchronization, a copy to the host) makes that call throw a driver error
+/// and the capture invalid; end_capture then throws too, saying why. Move-only.
+class KERNC_API Graph {
+ public:
+  Graph() = default;
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();
+  /// Replays the captured work on `stream` (any stream of the same GPU).
+  void launch(StreamRef stream = {}) const;
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ private:
+  friend class Device;
+  std::shared_ptr<detail::DeviceState> device_;
+  void* handle_ = nullptr;
+};
+
 /// A timing event. Move-only.
 class KERNC_API Event {
  public:
@@ -220,6 +250,12 @@ class KERNC_API Device {
   void synchronize(StreamRef stream) const;
   Stream create_stream() const;
   Event create_event() const;
+  /// Starts capturing the work issued to `stream` into a graph (NOTE [ graph capture ]).
+  /// `stream` must be a created stream: the legacy default stream cannot be captured.
+  /// Only this thread's uncapturable calls break the capture (thread-local mode).
+  void begin_capture(StreamRef stream) const;
+  /// Ends the capture begun on `stream` and instantiates its graph.
+  Graph end_capture(StreamRef stream) const;
   /// Loads a cubin or PTX image (CUDA), or an AMD code object (HIP).
   Module load(const std::string& image) const;
   /// Whether `address` is device memory this context can use (false for host pointers).

@@ -57,7 +57,13 @@
   X(cuMemAllocAsync)            \
   X(cuMemFreeAsync)             \
   X(cuDeviceGetDefaultMemPool)  \
-  X(cuMemPoolSetAttribute)
+  X(cuMemPoolSetAttribute)      \
+  X(cuStreamBeginCapture)       \
+  X(cuStreamEndCapture)         \
+  X(cuGraphInstantiate)         \
+  X(cuGraphLaunch)              \
+  X(cuGraphExecDestroy)         \
+  X(cuGraphDestroy)
 
 namespace kernc::platform {
 

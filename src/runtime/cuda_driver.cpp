@@ -232,6 +232,42 @@ class CudaDriver final : public Driver {
     return ms;
   }
 
+  // NOTE [ graph capture ] (include/kernc/runtime.hpp)
+  void begin_capture(void* stream) override {
+    require_graphs();
+    make_current();
+    checked(api_->cuStreamBeginCapture(static_cast<CUstream>(stream), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            "cuStreamBeginCapture");
+  }
+  void* end_capture(void* stream) override {
+    require_graphs();
+    make_current();
+    CUgraph graph = nullptr;
+    const CUresult status = api_->cuStreamEndCapture(static_cast<CUstream>(stream), &graph);
+    if (status == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+      if (graph) api_->cuGraphDestroy(graph);
+      throw Error(ErrorCode::driver,
+                  fmt::format("cuStreamEndCapture failed: {}. A call during the capture could not be captured (an "
+                              "allocation, a synchronization, a copy to the host, a module load): pass outputs, and "
+                              "launch once before capturing so that the kernels are loaded",
+                              describe(*api_, status)));
+    }
+    checked(status, "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    const CUresult instantiated = api_->cuGraphInstantiate(&exec, graph, 0);
+    api_->cuGraphDestroy(graph);  // the executable graph keeps what it needs
+    checked(instantiated, "cuGraphInstantiate");
+    return exec;
+  }
+  void launch_graph(void* graph, void* stream) override {
+    require_graphs();
+    make_current();
+    checked(api_->cuGraphLaunch(static_cast<CUgraphExec>(graph), static_cast<CUstream>(stream)), "cuGraphLaunch");
+  }
+  void release_graph(void* graph) noexcept override {
+    if (api_->cuGraphExecDestroy) api_->cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
+  }
+
   void* load_module(const std::string& image) override {
     make_current();
     CUmodule module = nullptr;
@@ -346,6 +382,16 @@ class CudaDriver final : public Driver {
  private:
   // A failed driver call as a kernc::Error: out of memory, a sticky fault (remembered; see
   // NOTE [ sticky device faults ]) or any other driver error, each naming the call.
+  void require_graphs() const {
+    if (api_->cuStreamBeginCapture && api_->cuStreamEndCapture && api_->cuGraphInstantiate && api_->cuGraphLaunch &&
+        api_->cuGraphExecDestroy && api_->cuGraphDestroy) {
+      return;
+    }
+    throw Error(ErrorCode::driver, fmt::format("GPU {} ({}): this CUDA driver has no graph capture (cuStreamBeginCapture "
+                                               "and cuGraphInstantiate); update the driver",
+                                               ordinal_, props_.name));
+  }
+
   void checked(CUresult status, const char* call, const std::string& what = {}) {
     if (status == CUDA_SUCCESS) return;
     const std::string where = fmt::format("{}{}{}", what, what.empty() ? "" : ": ", call);

@@ -179,6 +179,61 @@ DeviceBuffer::~DeviceBuffer() {
   if (address_ && device_) device_->driver->release_memory(address_, stream_ordered_, free_stream_);
 }
 
+void Device::begin_capture(StreamRef stream) const {
+  if (!stream.handle) {
+    throw Error(ErrorCode::invalid_argument,
+                "graph capture needs a created stream (Device::create_stream): the legacy default stream cannot be "
+                "captured");
+  }
+  state_->driver->begin_capture(stream.handle);
+}
+
+Graph Device::end_capture(StreamRef stream) const {
+  if (!stream.handle) {
+    throw Error(ErrorCode::invalid_argument, "end_capture: the legacy default stream is never captured");
+  }
+  Graph graph;
+  graph.device_ = state_;
+  graph.handle_ = state_->driver->end_capture(stream.handle);
+  return graph;
+}
+
+Graph::Graph(Graph&& other) noexcept : device_(std::move(other.device_)), handle_(other.handle_) { other.handle_ = nullptr; }
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    this->~Graph();
+    new (this) Graph(std::move(other));
+  }
+  return *this;
+}
+
+Graph::~Graph() {
+  if (handle_ && device_) device_->driver->release_graph(handle_);
+}
+
+void Graph::launch(StreamRef stream) const {
+  if (!handle_) throw Error(ErrorCode::invalid_argument, "Graph::launch: this graph is empty (moved from, or never captured)");
+  device_->driver->launch_graph(handle_, stream.handle);
+}
+
+// The defaults of a backend that cannot capture graphs.
+namespace detail {
+
+namespace {
+[[noreturn]] void no_graphs(Backend backend) {
+  throw Error(ErrorCode::driver, fmt::format("{} GPUs: this kernc runtime backend cannot capture or launch graphs",
+                                             to_string(backend)));
+}
+}  // namespace
+
+void Driver::begin_capture(void*) { no_graphs(backend()); }
+void* Driver::end_capture(void*) { no_graphs(backend()); }
+void Driver::launch_graph(void*, void*) { no_graphs(backend()); }
+void Driver::release_graph(void*) noexcept {}
+
+}  // namespace detail
+
 Stream::Stream(Stream&& other) noexcept : device_(std::move(other.device_)), handle_(other.handle_) {
   other.handle_ = nullptr;
 }

@@ -84,6 +84,15 @@ class Driver {
   virtual std::vector<std::size_t> parameter_sizes(void* function, std::optional<std::size_t> count) = 0;
   /// A cooperative config launches cooperatively (the caller checked the grid's size).
   virtual void launch(void* function, const LaunchConfig& config, void** args) = 0;
+
+  // Graph capture (NOTE [ graph capture ], include/kernc/runtime.hpp). A backend without
+  // it keeps these defaults, which say so.
+  /// Starts a thread-local capture on `stream` (never the legacy default stream).
+  virtual void begin_capture(void* stream);
+  /// Ends the capture on `stream`; returns its instantiated graph.
+  virtual void* end_capture(void* stream);
+  virtual void launch_graph(void* graph, void* stream);
+  virtual void release_graph(void* graph) noexcept;
 };
 
 /// The driver of GPU `ordinal` of a backend. Throws kernc::Error(no_device) when the
