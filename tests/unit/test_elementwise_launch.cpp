@@ -188,8 +188,9 @@ TEST_CASE("elementwise::launch of a kept plan packs each call's addresses and sc
   saxpy.launch(plan, {2.0f, x, y}, {z}, gpus.options);
   saxpy.launch(plan, {-0.5f, x2, y2}, {z2}, gpus.options);
   REQUIRE(gpus.first->launches.size() == 2);
-  const Launch& one = gpus.first->launches[0];
-  const Launch& two = gpus.first->launches[1];
+  // Copies: later launches grow the vector and move its elements.
+  const Launch one = gpus.first->launches[0];
+  const Launch two = gpus.first->launches[1];
   // Contiguous, 32-bit: a float; three views {address, int size}; the shape {int size}.
   CHECK(one.field<float>(0) == 2.0f);
   CHECK(one.field<std::uint64_t>(1) == x.ref().data);
@@ -208,7 +209,7 @@ TEST_CASE("elementwise::launch of a kept plan packs each call's addresses and sc
   // The plain call packs the same fields.
   saxpy({-0.5f, x2, y2}, {z2}, gpus.options);
   REQUIRE(gpus.first->launches.size() == 3);
-  const Launch& three = gpus.first->launches[2];
+  const Launch three = gpus.first->launches[2];
   CHECK(three.field<float>(0) == -0.5f);
   for (std::size_t view = 1; view <= 3; ++view) {
     CHECK(three.field<std::uint64_t>(view) == two.field<std::uint64_t>(view));
