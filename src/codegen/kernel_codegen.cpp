@@ -232,6 +232,9 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   const std::string& name = definition.name;
   int rank = layout.view_rank();
   std::string params, input_refs, output_refs, preload_decls, preload_loads, row_setup, row_decls;
+  // The generic layout's columns kernel (templates/reduction_columns.cu.in).
+  std::string column_decls, column_loads, column_refs, column_rows;
+  std::vector<std::size_t> column_sizes;
   const bool generic = layout.kind == LayoutKind::generic;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
@@ -249,6 +252,12 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
         row_decls += fmt::format("      char* const _row_{} = _j_first < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
                                  p.name);
         preload_loads += fmt::format("            _v_{}[_k] = _rows_{}.at(_row_{}, _j);\n", p.name, p.name, p.name);
+        column_sizes.push_back(itemsize(resolved.inputs[k]));
+        column_rows += fmt::format("      char* const _row_{} = _rows_{}.row(_i0);\n", p.name, p.name);
+        column_decls += fmt::format("        {} _v_{}[_kUnroll][_kColumns];\n", type, p.name);
+        column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _j));\n",
+                                    type, p.name, p.name, p.name);
+        column_refs += fmt::format("              const {}& {} = _v_{}[_k][_c];\n", type, p.name, p.name);
       } else {
         preload_loads += fmt::format("            _v_{}[_k] = _raw_{}[_i * _reduce_size + _j];\n", p.name, p.name);
       }
@@ -291,6 +300,21 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       {"output_refs", output_refs},
       {"post_map_expr", wrap_snippet(name, "post_map_expr", definition.post_map_expr, ";")},
   };
+  values["columns_kernel"] = "";
+  const int columns = dsl::reduction_columns(column_sizes);
+  if (generic && columns > 1) {
+    RenderValues column_values = values;
+    for (const char* unused : {"type_headers", "type_defs", "reduce_type", "preamble", "has_identity", "params", "variant"}) {
+      column_values.erase(unused);
+    }
+    column_values.erase("columns_kernel");
+    column_values["columns"] = std::to_string(columns);
+    column_values["row_decls"] = column_rows;
+    column_values["preload_decls"] = column_decls;
+    column_values["preload_loads"] = column_loads;
+    column_values["input_refs"] = column_refs;
+    values["columns_kernel"] = render("reduction_columns.cu.in", template_file("reduction_columns.cu.in"), column_values);
+  }
   return make_program(name, render("reduction.cu.in", template_file("reduction.cu.in"), values), o.compile);
 }
 

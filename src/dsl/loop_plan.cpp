@@ -56,6 +56,13 @@ int contiguous_elements_per_thread(const std::vector<std::size_t>& item_sizes) {
   return static_cast<int>(std::clamp<std::size_t>(16 / smallest, 4, 16));
 }
 
+int reduction_columns(const std::vector<std::size_t>& item_sizes) {
+  std::size_t widest = 0;
+  for (std::size_t size : item_sizes) widest = std::max(widest, size);
+  if (widest == 0 || widest >= 16) return 1;
+  return static_cast<int>(16 / widest);
+}
+
 namespace {
 
 // Whether the |strides| of every array in strides[first, last) shrink along `order`

@@ -28,7 +28,7 @@ struct ElementwisePlanData;
 /// The kernel functions of one program variant on one device. Never changed once in the
 /// memo, and never moved (std::map nodes): a plan keeps a pointer to it (PreparedFunctions).
 struct LoadedFunctions {
-  std::vector<Function> functions;    // elementwise: the kernel; reductions: main, finish
+  std::vector<Function> functions;    // elementwise: the kernel; reductions: main, finish[, columns]
   std::size_t reduce_type_size = 0;   // reductions: sizeof(_type_reduce)
   // Whose they are, set by find_or_load: a plan compares these, not a key, per launch.
   const Engine* engine = nullptr;

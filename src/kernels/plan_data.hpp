@@ -102,12 +102,17 @@ struct ReductionPlanData : PlanData {
   Layout layout;
   struct View {
     std::vector<std::int64_t> shape, strides;
+    std::size_t item = 0;  ///< bytes of an element: the resolved type's, which the kernel reads
   };
   std::vector<View> input_views;   // per non-raw input: kept axes first, reduced axes last
   std::vector<View> output_views;  // per non-raw output: the kept axes
   std::int64_t extent = 0;         // the largest index or byte offset (for the index width)
   std::int64_t out_size = 0, reduce_size = 0;
   std::int64_t group = 1, splits = 1;
+  /// NOTE [ reduction columns ]: adjacent outputs a thread of the columns kernel takes (1:
+  /// no columns kernel), each input's byte alignment it needs, and its grid's width.
+  std::int64_t columns = 1, columns_grid = 0;
+  std::vector<std::int64_t> column_alignments;
 };
 
 }  // namespace kernc::detail

@@ -166,6 +166,7 @@ std::shared_ptr<detail::ReductionPlanData> plan_shapes(const ReductionKernel& ke
     }
     auto strides = dsl::broadcast_strides(array, in_shape);
     detail::ReductionPlanData::View view;
+    view.item = itemsize(plan->resolved.inputs[k]);
     for (int d : order) {
       view.shape.push_back(in_shape[d]);
       view.strides.push_back(strides[d]);
@@ -224,6 +225,48 @@ bool outputs_adjacent(const detail::ReductionPlanData& plan) {
   return true;
 }
 
+// NOTE [ reduction columns ]
+// One thread per output (outer and middle axes) reads one element per row and input: a
+// warp's load is 128 bytes of float32 and 64 of float16, and float16 outer-axis sums ran at
+// 0.61x copy bandwidth (tools/bench/NOTES.md v12). The generic layout's program also has a
+// columns kernel (templates/reduction_columns.cu.in) in which a thread takes C adjacent
+// outputs (16 bytes of the widest input, dsl::reduction_columns) and reads each row of them
+// with one vector load per input. It needs, for every non-raw input: the innermost kept axis
+// of stride one item, its extent a multiple of C (so C adjacent outputs are one vector and
+// never cross a row), every other stride a multiple of C items, and (checked per launch)
+// the data address aligned to C items. Otherwise the call runs the one-output kernel.
+// Both kernels take the reduced axis in tiles of 8 rows with the same splits, so each
+// output folds the same elements in the same order: the results are bit for bit the same.
+// Returns C, or 1 when the columns kernel does not apply; fills plan.column_alignments.
+std::int64_t column_count(detail::ReductionPlanData& plan) {
+  if (plan.layout.kind != LayoutKind::generic || plan.input_views.empty()) return 1;
+  std::vector<std::size_t> sizes;
+  for (const auto& view : plan.input_views) sizes.push_back(view.item);
+  const std::int64_t columns = dsl::reduction_columns(sizes);
+  if (columns < 2) return 1;
+  const std::size_t reduced = plan.axes.size();
+  std::vector<std::int64_t> alignments;
+  for (std::size_t k = 0; k < plan.input_views.size(); ++k) {
+    const auto& view = plan.input_views[k];
+    const auto item = static_cast<std::int64_t>(view.item);
+    const std::size_t kept = view.shape.size() - reduced;
+    std::optional<std::size_t> innermost;
+    for (std::size_t d = kept; d-- > 0;) {
+      if (view.shape[d] > 1) {
+        innermost = d;
+        break;
+      }
+    }
+    if (!innermost || view.strides[*innermost] != item || view.shape[*innermost] % columns != 0) return 1;
+    for (std::size_t d = 0; d < view.shape.size(); ++d) {
+      if (d != *innermost && view.shape[d] > 1 && view.strides[d] % (columns * item) != 0) return 1;
+    }
+    alignments.push_back(columns * item);
+  }
+  plan.column_alignments = std::move(alignments);
+  return columns;
+}
+
 // The index width and the launch plan for a GPU of `multiprocessors` multiprocessors: a
 // group of threads per output; long reductions of few outputs split across blocks (second
 // pass: name_finish) so that every multiprocessor has work.
@@ -236,8 +279,9 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   plan.multiprocessors = multiprocessors;
   const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
   // The margin covers the last step past the end: a thread's reduced index advances by
-  // group * 8 (the template's _kUnroll) * splits, at most kBlock * 8 * target_blocks.
-  plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock * 8);
+  // group * 8 (the template's _kUnroll) * splits, at most kBlock * 8 * target_blocks, and
+  // the columns kernel's first output by kBlock * 16 (columns) * blocks.
+  plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock * 16);
   const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
   // NOTE [ reduction strategy ]
   // A group of threads per output reads that output's elements side by side: coalesced
@@ -250,20 +294,31 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   // Otherwise a group per output, sized so that each thread has about 4 elements (rows of
   // 32: groups of 8, 4 rows a warp; long rows: 256 threads a row).
   plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kBlock));
-  const std::int64_t per_block = kBlock / plan.group;
-  const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
   const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 8;
-  plan.splits = 1;
-  if (out_blocks < target_blocks && reduce_size > plan.group * 32) {
+  // Splits of the reduced axis for `out_blocks` blocks of outputs, so that about
+  // target_blocks blocks run.
+  auto splits_for = [&](std::int64_t out_blocks) -> std::int64_t {
+    if (out_blocks >= target_blocks || reduce_size <= plan.group * 32) return 1;
     std::int64_t splits = std::min<std::int64_t>((target_blocks + out_blocks - 1) / out_blocks, reduce_size / (plan.group * 16));
     splits = std::clamp<std::int64_t>(splits, 1, 65535);
-    std::int64_t chunk = (reduce_size + splits - 1) / splits;
-    plan.splits = (reduce_size + chunk - 1) / chunk;  // no empty split
-  }
+    const std::int64_t chunk = (reduce_size + splits - 1) / splits;
+    return (reduce_size + chunk - 1) / chunk;  // no empty split
+  };
+  const std::int64_t per_block = kBlock / plan.group;
+  const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
+  plan.splits = splits_for(out_blocks);
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(kBlock);
   plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(out_blocks, max_blocks)));
   plan.launch.grid[1] = static_cast<unsigned>(plan.splits);
+
+  plan.columns = plan.group == 1 ? column_count(plan) : 1;
+  if (plan.columns > 1) {
+    // The same splits as the one-output kernel: each output folds the same elements in the
+    // same order either way, so results do not depend on which kernel ran.
+    const std::int64_t column_blocks = (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns);
+    plan.columns_grid = std::max<std::int64_t>(1, std::min(column_blocks, max_blocks));
+  }
 }
 
 // Runs a plan whose arguments are known to match it (checked by launch(), or made from
@@ -293,6 +348,14 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
     }, [&](const Engine::Loaded& loaded) {
       detail::LoadedFunctions picked;
       picked.functions = {loaded.module.function(name), loaded.module.function(name + "_finish")};
+      if (layout.kind == LayoutKind::generic) {
+        // NOTE [ reduction columns ]: codegen adds the kernel when the inputs' items allow it.
+        try {
+          picked.functions.push_back(loaded.module.function(name + "_columns"));
+        } catch (const Error& error) {
+          if (error.code() != ErrorCode::not_found) throw;
+        }
+      }
       auto [address, bytes] = loaded.module.global("kernc_reduce_type_size");
       unsigned int size = 0;
       device.copy_to_host(&size, address, std::min<std::size_t>(bytes, sizeof size));
@@ -303,7 +366,17 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
   }
   const detail::LoadedFunctions& fns = *prepared;
 
-  const std::int64_t out_size = plan.out_size, reduce_size = plan.reduce_size, splits = plan.splits;
+  // The columns kernel when the plan allows it and every input's address is aligned for it.
+  bool by_columns = plan.columns > 1 && fns.functions.size() > 2;
+  if (by_columns) {
+    std::size_t view = 0;
+    for (size_t k = 0; k < sig.in.size() && by_columns; ++k) {
+      if (!inputs[k].is_array() || sig.in[k].raw) continue;
+      by_columns = inputs[k].array().data % static_cast<std::uint64_t>(plan.column_alignments[view++]) == 0;
+    }
+  }
+  const std::int64_t out_size = plan.out_size, reduce_size = plan.reduce_size;
+  const std::int64_t splits = plan.splits;
   const bool contiguous = layout.kind == LayoutKind::contiguous;
   const int rank = layout.view_rank();
   DeviceBuffer partials, valid;
@@ -352,10 +425,13 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
 
   LaunchConfig config = plan.launch;
   config.stream = options.stream;
+  if (by_columns) {
+    config.grid[0] = static_cast<unsigned>(plan.columns_grid);
+  }
   {
     detail::ParamPack main_args;
     pack_arguments(&main_args, plan.group);
-    fns.functions[0].launch(config, main_args.pointers());
+    fns.functions[by_columns ? 2 : 0].launch(config, main_args.pointers());
   }
   if (splits > 1) {
     const std::int64_t max_blocks = static_cast<std::int64_t>(plan.multiprocessors) * 32;

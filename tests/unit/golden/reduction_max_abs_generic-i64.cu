@@ -194,3 +194,90 @@ n = 1;
     }
   }
 }
+
+// NOTE [ reduction columns ] (src/kernels/reduction_call.cpp): outputs whose elements lie
+// side by side (an outer or middle axis reduced), _kColumns adjacent outputs a thread, each
+// row of the reduced axis read with one vector load per input (kernc::VectorAccess), 16
+// bytes of the widest input. The host launches this instead of max_abs when every
+// input's layout and address allow those loads; splits and partials work as there.
+extern "C" __global__ void max_abs_columns(KERNC_REDUCTION_PARAMS) {
+  typedef long long _index_t;
+  kernc::Indexer<0, _index_t> _in_ind(kernc::Shape<0, _index_t>{_out_size * _reduce_size});
+  kernc::Indexer<0, _index_t> _out_ind(kernc::Shape<0, _index_t>{_out_size});
+  (void)_in_ind;
+  (void)_out_ind;
+  (void)_group;
+  auto _reduce = [&](const _type_reduce& a, const _type_reduce& b) -> _type_reduce {
+    return (
+#line 1 "max_abs reduce_expr"
+a > b
+  ? a
+  : b
+#line 217 "max_abs.cu"
+    );
+  };
+  constexpr int _kColumns = 4;
+  // Rows per step, all loaded before the first is mapped (_kColumns elements each): 8, the
+  // one-output kernel's tile, so that both fold each output's elements in the same order.
+  constexpr int _kUnroll = 8;
+  const _index_t _j_end = _reduce_size;
+  const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
+  for (_index_t _base = static_cast<_index_t>(blockIdx.x) * _kReduceBlock * _kColumns; _base < _out_size;
+       _base += static_cast<_index_t>(gridDim.x) * _kReduceBlock * _kColumns) {
+    const _index_t _i0 = _base + static_cast<_index_t>(threadIdx.x) * _kColumns;
+    _type_reduce _s[_kColumns];
+    bool _has[_kColumns];
+#pragma unroll
+    for (int _c = 0; _c < _kColumns; ++_c) {
+      _s[_c] = _type_reduce();
+      _has[_c] = _kHasIdentity;
+    }
+    if (_i0 < _out_size) {
+      char* const _row_x = _rows_x.row(_i0);
+      for (_index_t _J0 = static_cast<_index_t>(blockIdx.y) * _kUnroll; _J0 < _j_end; _J0 += _kUnroll * _splits) {
+        T _v_x[_kUnroll][_kColumns];
+#pragma unroll
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          const _index_t _j = _J0 + _k;
+          if (_j < _j_end) {
+            kernc::VectorAccess<T, _kColumns>::load(_v_x[_k], &_rows_x.at(_row_x, _j));
+          }
+        }
+#pragma unroll
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          const _index_t _J = _J0 + _k;  // the reduced index, as in the one-output kernel
+          if (_J < _j_end) {
+#pragma unroll
+            for (int _c = 0; _c < _kColumns; ++_c) {
+              const _index_t _i __attribute__((unused)) = _i0 + _c;  // the output's index
+              const T& x = _v_x[_k][_c];
+              _type_reduce _a = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 258 "max_abs.cu"
+              );
+              _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
+              _has[_c] = true;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int _c = 0; _c < _kColumns; ++_c) {
+        const _index_t _i = _i0 + _c;
+        if (_splits == 1) {
+          const _type_reduce a = _s[_c];
+        T& y = _raw_y[_i];
+        long long& n = _raw_n[_i];
+#line 1 "max_abs post_map_expr"
+y = T(a);
+n = 1;
+#line 276 "max_abs.cu"
+        } else {
+          _partials[_i * _splits + blockIdx.y] = _s[_c];
+          _partials_valid[_i * _splits + blockIdx.y] = _has[_c];
+        }
+      }
+    }
+  }
+}
