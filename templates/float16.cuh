@@ -1,6 +1,7 @@
 // kernc::float16 and kernc::bfloat16: storage types with float arithmetic.
 // Every operation converts to float, computes, and rounds back, which for +, -, * and /
-// gives the correctly rounded half result (float has more than twice the bits).
+// gives the correctly rounded half result (float has more than twice the bits); float16's
+// +, - and * do the same in one native instruction (NOTE [ native half arithmetic ]).
 // Mixed with other arithmetic types they promote like float does.
 #pragma once
 
@@ -17,6 +18,51 @@ template <bool B, class T = void> struct enable_if {};
 template <class T> struct enable_if<true, T> { typedef T type; };
 }  // namespace detail
 
+// NOTE [ native half arithmetic ]
+// float16 +, - and * run as one native half instruction on NVIDIA GPUs that have them
+// (sm_53 and later), instead of two conversions to float, the float operation and one back:
+// a float16 reduction converted six times per element, and that bound it below the memory
+// (tools/bench/NOTES.md v17). The bits are the same: a product of two halves is exact in
+// float, so rounding it once is correct rounding; a sum is exact in float unless one term
+// is below 2^-13 of the other, and then both ways give the larger term. Division, and
+// bfloat16 (native only from sm_90), keep the float path.
+KERNC_DEVICE unsigned short float16_add_bits(unsigned short a, unsigned short b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  unsigned short r;
+  asm("add.rn.f16 %0, %1, %2;" : "=h"(r) : "h"(a), "h"(b));
+  return r;
+#else
+  return float_to_half_bits(half_bits_to_float(a) + half_bits_to_float(b));
+#endif
+}
+KERNC_DEVICE unsigned short float16_sub_bits(unsigned short a, unsigned short b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  unsigned short r;
+  asm("sub.rn.f16 %0, %1, %2;" : "=h"(r) : "h"(a), "h"(b));
+  return r;
+#else
+  return float_to_half_bits(half_bits_to_float(a) - half_bits_to_float(b));
+#endif
+}
+KERNC_DEVICE unsigned short float16_mul_bits(unsigned short a, unsigned short b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+  unsigned short r;
+  asm("mul.rn.f16 %0, %1, %2;" : "=h"(r) : "h"(a), "h"(b));
+  return r;
+#else
+  return float_to_half_bits(half_bits_to_float(a) * half_bits_to_float(b));
+#endif
+}
+KERNC_DEVICE unsigned short bfloat16_add_bits(unsigned short a, unsigned short b) {
+  return float_to_bfloat16_bits(bfloat16_bits_to_float(a) + bfloat16_bits_to_float(b));
+}
+KERNC_DEVICE unsigned short bfloat16_sub_bits(unsigned short a, unsigned short b) {
+  return float_to_bfloat16_bits(bfloat16_bits_to_float(a) - bfloat16_bits_to_float(b));
+}
+KERNC_DEVICE unsigned short bfloat16_mul_bits(unsigned short a, unsigned short b) {
+  return float_to_bfloat16_bits(bfloat16_bits_to_float(a) * bfloat16_bits_to_float(b));
+}
+
 #define KERNC_HALF_TYPE(Name, to_bits, from_bits)                                                        \
   struct Name {                                                                                           \
     unsigned short bits;                                                                                  \
@@ -25,15 +71,15 @@ template <class T> struct enable_if<true, T> { typedef T type; };
     KERNC_DEVICE Name(U value) : bits(to_bits(static_cast<float>(value))) {}                             \
     KERNC_DEVICE operator float() const { return from_bits(bits); }                                      \
     KERNC_DEVICE static Name from_raw(unsigned short raw) { Name h; h.bits = raw; return h; }            \
-    KERNC_DEVICE Name& operator+=(Name o) { return *this = Name(float(*this) + float(o)); }              \
-    KERNC_DEVICE Name& operator-=(Name o) { return *this = Name(float(*this) - float(o)); }              \
-    KERNC_DEVICE Name& operator*=(Name o) { return *this = Name(float(*this) * float(o)); }              \
+    KERNC_DEVICE Name& operator+=(Name o) { bits = Name##_add_bits(bits, o.bits); return *this; }       \
+    KERNC_DEVICE Name& operator-=(Name o) { bits = Name##_sub_bits(bits, o.bits); return *this; }       \
+    KERNC_DEVICE Name& operator*=(Name o) { bits = Name##_mul_bits(bits, o.bits); return *this; }       \
     KERNC_DEVICE Name& operator/=(Name o) { return *this = Name(float(*this) / float(o)); }              \
   };                                                                                                      \
   KERNC_DEVICE Name operator-(Name a) { return Name(-float(a)); }                                        \
-  KERNC_DEVICE Name operator+(Name a, Name b) { return Name(float(a) + float(b)); }                      \
-  KERNC_DEVICE Name operator-(Name a, Name b) { return Name(float(a) - float(b)); }                      \
-  KERNC_DEVICE Name operator*(Name a, Name b) { return Name(float(a) * float(b)); }                      \
+  KERNC_DEVICE Name operator+(Name a, Name b) { return Name::from_raw(Name##_add_bits(a.bits, b.bits)); } \
+  KERNC_DEVICE Name operator-(Name a, Name b) { return Name::from_raw(Name##_sub_bits(a.bits, b.bits)); } \
+  KERNC_DEVICE Name operator*(Name a, Name b) { return Name::from_raw(Name##_mul_bits(a.bits, b.bits)); } \
   KERNC_DEVICE Name operator/(Name a, Name b) { return Name(float(a) / float(b)); }                      \
   KERNC_DEVICE bool operator==(Name a, Name b) { return float(a) == float(b); }                          \
   KERNC_DEVICE bool operator!=(Name a, Name b) { return float(a) != float(b); }                          \
