@@ -234,7 +234,9 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   std::string params, input_refs, output_refs, preload_decls, preload_loads, row_setup, row_decls;
   // The generic layout's columns kernel (templates/reduction_columns.cu.in).
   std::string column_decls, column_loads, column_refs, column_rows;
-  std::vector<std::size_t> column_sizes;
+  // NOTE [ reduction slots ]: the contiguous layout's lanes take 16 bytes of the widest input.
+  std::vector<std::size_t> slot_sizes;
+  std::string slot_check;
   const bool generic = layout.kind == LayoutKind::generic;
   for (size_t k = 0; k < sig.in.size(); ++k) {
     const auto& p = sig.in[k];
@@ -245,23 +247,33 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       // the generic layout an output's row is found once and its elements by the reduced
       // index alone (kernc::ReductionRows): no division per element.
       std::string type = c_type(p, resolved.inputs[k]);
-      preload_decls += fmt::format("        {} _v_{}[_kUnroll];\n", type, p.name);
+      preload_decls += fmt::format("        {} _v_{}[_kUnroll][_kSlot];\n", type, p.name);
+      slot_sizes.push_back(itemsize(resolved.inputs[k]));
       if (generic) {
         row_setup += fmt::format("  const kernc::ReductionRows<{}, _index_t> _rows_{}(_raw_{}, _reduce_size);\n", type,
                                  p.name, p.name);
         row_decls += fmt::format("      char* const _row_{} = _j_first < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
                                  p.name);
-        preload_loads += fmt::format("            _v_{}[_k] = _rows_{}.at(_row_{}, _j);\n", p.name, p.name, p.name);
-        column_sizes.push_back(itemsize(resolved.inputs[k]));
+        preload_loads += fmt::format("            _v_{}[_k][0] = _rows_{}.at(_row_{}, _j);\n", p.name, p.name, p.name);
         column_rows += fmt::format("      char* const _row_{} = _rows_{}.row(_i0);\n", p.name, p.name);
         column_decls += fmt::format("        {} _v_{}[_kUnroll][_kColumns];\n", type, p.name);
         column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _j));\n",
                                     type, p.name, p.name, p.name);
         column_refs += fmt::format("              const {}& {} = _v_{}[_k][_c];\n", type, p.name, p.name);
       } else {
-        preload_loads += fmt::format("            _v_{}[_k] = _raw_{}[_i * _reduce_size + _j];\n", p.name, p.name);
+        slot_check += fmt::format(" && kernc::VectorAccess<{}, _kSlot>::aligned(_raw_{}.data_)", type, p.name);
+        preload_loads += fmt::format(
+            "            if (_whole_slots) {{\n"
+            "              kernc::VectorAccess<{0}, _kSlot>::load(_v_{1}[_k], _raw_{1}.data_ + _i * _reduce_size + _j);\n"
+            "            }} else {{\n"
+            "#pragma unroll\n"
+            "              for (int _e = 0; _e < _kSlot; ++_e) {{\n"
+            "                if (_j + _e < _j_end) _v_{1}[_k][_e] = _raw_{1}[_i * _reduce_size + _j + _e];\n"
+            "              }}\n"
+            "            }}\n",
+            type, p.name);
       }
-      input_refs += fmt::format("            const {}& {} = _v_{}[_k];\n", type, p.name, p.name);
+      input_refs += fmt::format("              const {}& {} = _v_{}[_k][_e];\n", type, p.name, p.name);
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
@@ -300,11 +312,18 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       {"output_refs", output_refs},
       {"post_map_expr", wrap_snippet(name, "post_map_expr", definition.post_map_expr, ";")},
   };
+  const int slot = generic ? 1 : dsl::reduction_columns(slot_sizes);
+  values["slot_elements"] = std::to_string(slot);
+  // Vector loads need every row aligned: the row length a whole number of slots too.
+  values["slot_check"] = generic ? std::string()
+                                 : "  const bool _whole_slots __attribute__((unused)) = _reduce_size % _kSlot == 0" +
+                                       slot_check + ";\n";
   values["columns_kernel"] = "";
-  const int columns = dsl::reduction_columns(column_sizes);
+  const int columns = dsl::reduction_columns(slot_sizes);
   if (generic && columns > 1) {
     RenderValues column_values = values;
-    for (const char* unused : {"type_headers", "type_defs", "reduce_type", "preamble", "has_identity", "params", "variant"}) {
+    for (const char* unused : {"type_headers", "type_defs", "reduce_type", "preamble", "has_identity", "params", "variant",
+                               "slot_elements", "slot_check"}) {
       column_values.erase(unused);
     }
     column_values.erase("columns_kernel");

@@ -295,14 +295,28 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   // 32: groups of 8, 4 rows a warp; long rows: 256 threads a row).
   plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kBlock));
   const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 8;
+  // NOTE [ reduction slots ]
+  // In the contiguous layout (full and inner-axis reductions) a lane takes slots of 16
+  // bytes of the widest input, two a step (templates/reduction.cu.in), loaded as vectors
+  // when every row is aligned: a float16 lane loaded 2 bytes at a time and kept half of
+  // float32's bytes in flight (78-81% of DRAM peak against 88%; tools/bench/NOTES.md v19).
+  // The element-to-lane assignment depends on the slot size alone, never on alignment, so a
+  // result does not change with where the input lies. Splits divide slots.
+  std::int64_t slot = 1;
+  if (plan.layout.kind == LayoutKind::contiguous) {
+    std::vector<std::size_t> sizes;
+    for (const auto& view : plan.input_views) sizes.push_back(view.item);
+    slot = dsl::reduction_columns(sizes);
+  }
+  const std::int64_t slots = (reduce_size + slot - 1) / slot;
   // Splits of the reduced axis for `out_blocks` blocks of outputs, so that about
   // target_blocks blocks run.
   auto splits_for = [&](std::int64_t out_blocks) -> std::int64_t {
-    if (out_blocks >= target_blocks || reduce_size <= plan.group * 32) return 1;
-    std::int64_t splits = std::min<std::int64_t>((target_blocks + out_blocks - 1) / out_blocks, reduce_size / (plan.group * 16));
+    if (out_blocks >= target_blocks || slots <= plan.group * 32) return 1;
+    std::int64_t splits = std::min<std::int64_t>((target_blocks + out_blocks - 1) / out_blocks, slots / (plan.group * 16));
     splits = std::clamp<std::int64_t>(splits, 1, 65535);
-    const std::int64_t chunk = (reduce_size + splits - 1) / splits;
-    return (reduce_size + chunk - 1) / chunk;  // no empty split
+    const std::int64_t chunk = (slots + splits - 1) / splits;
+    return (slots + chunk - 1) / chunk;  // no empty split
   };
   const std::int64_t per_block = kBlock / plan.group;
   const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;

@@ -90,11 +90,19 @@ a > b
   };
   const _index_t _lane = threadIdx.x % _group;
   const _index_t _per_block = _kReduceBlock / _group;
-  // _kUnroll elements per step, all loaded before the first is mapped: several loads in
-  // flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
-  constexpr int _kUnroll = 8;
+  // A slot is _kSlot adjacent elements of a row, which one lane takes (NOTE [ reduction
+  // slots ], src/kernels/reduction_call.cpp): 16 bytes of the widest input in the
+  // contiguous layout, moved with one vector load when every row is aligned; 1 otherwise.
+  // Which lane folds which element depends on _kSlot alone, so results do not depend on
+  // the alignment.
+  constexpr int _kSlot = 1;
+  // _kUnroll slots per step, all loaded before the first is mapped: several loads in
+  // flight per thread (8 single elements measured 5% faster than 4 on an H200;
+  // tools/bench/NOTES.md), or two slots: 32 bytes of the widest input.
+  constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
+  const _index_t _slots = (_reduce_size + _kSlot - 1) / _kSlot;
   // With _splits > 1 the splits take turns, tile by tile (a tile is _group * _kUnroll
-  // elements): at any moment all blocks read neighbouring memory, as when reading rows.
+  // slots): at any moment all blocks read neighbouring memory, as when reading rows.
   // Contiguous chunks per split measured 0.74x copy bandwidth on a full reduction
   // (tools/bench/NOTES.md v10). The assignment is fixed, so results stay deterministic.
   const _index_t _j_first = static_cast<_index_t>(blockIdx.y) * _group * _kUnroll;
@@ -108,27 +116,30 @@ a > b
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
       char* const _row_x = _j_first < _j_end ? _rows_x.row(_i) : nullptr;
-      for (_index_t _J0 = _j_first + _lane; _J0 < _j_end; _J0 += _j_step) {
-        T _v_x[_kUnroll];
+      for (_index_t _S0 = _j_first + _lane; _S0 < _slots; _S0 += _j_step) {
+        T _v_x[_kUnroll][_kSlot];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _j = _J0 + _k * _group;
+          const _index_t _j = (_S0 + _k * _group) * _kSlot;  // the slot's first element
           if (_j < _j_end) {
-            _v_x[_k] = _rows_x.at(_row_x, _j);
+            _v_x[_k][0] = _rows_x.at(_row_x, _j);
           }
         }
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _J = _J0 + _k * _group;
-          if (_J < _j_end) {
-            const T& x = _v_x[_k];
-            _type_reduce _a = static_cast<_type_reduce>(
+#pragma unroll
+          for (int _e = 0; _e < _kSlot; ++_e) {
+            const _index_t _J = (_S0 + _k * _group) * _kSlot + _e;
+            if (_J < _j_end) {
+              const T& x = _v_x[_k][_e];
+              _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 129 "max_abs.cu"
-            );
-            _s = _has ? _reduce(_s, _a) : _a;
-            _has = true;
+#line 139 "max_abs.cu"
+              );
+              _s = _has ? _reduce(_s, _a) : _a;
+              _has = true;
+            }
           }
         }
       }
@@ -142,7 +153,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 146 "max_abs.cu"
+#line 157 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -164,7 +175,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 168 "max_abs.cu"
+#line 179 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -190,7 +201,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 194 "max_abs.cu"
+#line 205 "max_abs.cu"
     }
   }
 }
@@ -213,7 +224,7 @@ extern "C" __global__ void max_abs_columns(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 217 "max_abs.cu"
+#line 228 "max_abs.cu"
     );
   };
   constexpr int _kColumns = 4;
@@ -254,7 +265,7 @@ a > b
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 258 "max_abs.cu"
+#line 269 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -272,7 +283,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 276 "max_abs.cu"
+#line 287 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];

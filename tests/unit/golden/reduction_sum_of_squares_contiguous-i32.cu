@@ -85,47 +85,66 @@ a + b
   };
   const _index_t _lane = threadIdx.x % _group;
   const _index_t _per_block = _kReduceBlock / _group;
-  // _kUnroll elements per step, all loaded before the first is mapped: several loads in
-  // flight per thread (8 measured 5% faster than 4 on an H200; tools/bench/NOTES.md).
-  constexpr int _kUnroll = 8;
+  // A slot is _kSlot adjacent elements of a row, which one lane takes (NOTE [ reduction
+  // slots ], src/kernels/reduction_call.cpp): 16 bytes of the widest input in the
+  // contiguous layout, moved with one vector load when every row is aligned; 1 otherwise.
+  // Which lane folds which element depends on _kSlot alone, so results do not depend on
+  // the alignment.
+  constexpr int _kSlot = 16;
+  // _kUnroll slots per step, all loaded before the first is mapped: several loads in
+  // flight per thread (8 single elements measured 5% faster than 4 on an H200;
+  // tools/bench/NOTES.md), or two slots: 32 bytes of the widest input.
+  constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
+  const _index_t _slots = (_reduce_size + _kSlot - 1) / _kSlot;
   // With _splits > 1 the splits take turns, tile by tile (a tile is _group * _kUnroll
-  // elements): at any moment all blocks read neighbouring memory, as when reading rows.
+  // slots): at any moment all blocks read neighbouring memory, as when reading rows.
   // Contiguous chunks per split measured 0.74x copy bandwidth on a full reduction
   // (tools/bench/NOTES.md v10). The assignment is fixed, so results stay deterministic.
   const _index_t _j_first = static_cast<_index_t>(blockIdx.y) * _group * _kUnroll;
   const _index_t _j_step = _group * _kUnroll * _splits;
   const _index_t _j_end = _reduce_size;
+  const bool _whole_slots __attribute__((unused)) = _reduce_size % _kSlot == 0 && kernc::VectorAccess<T, _kSlot>::aligned(_raw_x.data_);
   for (_index_t _base = static_cast<_index_t>(blockIdx.x) * _per_block; _base < _out_size;
        _base += static_cast<_index_t>(gridDim.x) * _per_block) {
     const _index_t _i = _base + threadIdx.x / _group;
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 105 "sum_of_squares.cu"
+#line 114 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
-      for (_index_t _J0 = _j_first + _lane; _J0 < _j_end; _J0 += _j_step) {
-        T _v_x[_kUnroll];
+      for (_index_t _S0 = _j_first + _lane; _S0 < _slots; _S0 += _j_step) {
+        T _v_x[_kUnroll][_kSlot];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _j = _J0 + _k * _group;
+          const _index_t _j = (_S0 + _k * _group) * _kSlot;  // the slot's first element
           if (_j < _j_end) {
-            _v_x[_k] = _raw_x[_i * _reduce_size + _j];
+            if (_whole_slots) {
+              kernc::VectorAccess<T, _kSlot>::load(_v_x[_k], _raw_x.data_ + _i * _reduce_size + _j);
+            } else {
+#pragma unroll
+              for (int _e = 0; _e < _kSlot; ++_e) {
+                if (_j + _e < _j_end) _v_x[_k][_e] = _raw_x[_i * _reduce_size + _j + _e];
+              }
+            }
           }
         }
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _J = _J0 + _k * _group;
-          if (_J < _j_end) {
-            const T& x = _v_x[_k];
-            _type_reduce _a = static_cast<_type_reduce>(
+#pragma unroll
+          for (int _e = 0; _e < _kSlot; ++_e) {
+            const _index_t _J = (_S0 + _k * _group) * _kSlot + _e;
+            if (_J < _j_end) {
+              const T& x = _v_x[_k][_e];
+              _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 126 "sum_of_squares.cu"
-            );
-            _s = _has ? _reduce(_s, _a) : _a;
-            _has = true;
+#line 144 "sum_of_squares.cu"
+              );
+              _s = _has ? _reduce(_s, _a) : _a;
+              _has = true;
+            }
           }
         }
       }
@@ -137,7 +156,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 141 "sum_of_squares.cu"
+#line 160 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -157,7 +176,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 161 "sum_of_squares.cu"
+#line 180 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -168,7 +187,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 172 "sum_of_squares.cu"
+#line 191 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -185,7 +204,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 189 "sum_of_squares.cu"
+#line 208 "sum_of_squares.cu"
     }
   }
 }
