@@ -36,7 +36,7 @@ class KERNC_API DeviceArray {
   operator const ArrayRef&() const noexcept { return view_; }
   const Device& device() const noexcept { return device_; }
   DType dtype() const noexcept { return view_.dtype; }
-  const std::vector<std::int64_t>& shape() const noexcept { return view_.shape; }
+  const Dims& shape() const noexcept { return view_.shape; }
   std::int64_t size() const noexcept { return view_.size(); }
   bool owns_memory() const noexcept { return buffer_ != nullptr; }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernc/dims.hpp"
 #include "kernc/dtype.hpp"
 #include "kernc/export.hpp"
 
@@ -18,8 +19,8 @@ namespace kernc {
 struct KERNC_API ArrayRef {
   std::uint64_t data = 0;
   DType dtype = DType::float32;
-  std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> strides;
+  Dims shape;    ///< up to 8 axes without allocating (NOTE [ inline dims ], kernc/dims.hpp)
+  Dims strides;
 
   /// A C-contiguous view of `shape` at `data`.
   static ArrayRef contiguous(std::uint64_t data, DType dtype, std::vector<std::int64_t> shape);

@@ -6,6 +6,7 @@
 /// program may build its own from a Config instead and pass it in CallOptions.
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,10 @@ class KERNC_API Engine {
   static Engine& global();
 
   const Config& config() const noexcept { return config_; }
+  /// A number no other Engine of this process has had. Kernels remember what they loaded
+  /// per engine by it: an address can be reused by a later Engine, which must not be
+  /// handed the functions of a dead one (loaded under another cache and policy).
+  std::uint64_t id() const noexcept { return id_; }
   Cache& cache() noexcept { return *cache_; }
   /// The compiler of a backend, loaded on first use.
   const Compiler& compiler(Backend backend);
@@ -63,6 +68,7 @@ class KERNC_API Engine {
   std::vector<Loaded> loaded() const;
 
  private:
+  const std::uint64_t id_;
   Config config_;
   std::unique_ptr<Cache> cache_;
   mutable std::mutex mutex_;

@@ -33,7 +33,7 @@ TypeEntry& type_entry(HandleTable& table, const std::string& key, Resolve&& reso
 /// kernel called through two engines loads through each (their caches differ).
 /// The device is a field of its own: packing it into the layout code collided at ordinal 1024.
 inline FunctionKey function_key(const Engine& engine, const Layout& layout, int device) {
-  return {&engine, (static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0), device};
+  return {engine.id(), (static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0), device};
 }
 
 /// The functions of `entry`'s program variant `layout` on `device`: from the memo, or
@@ -49,7 +49,7 @@ const LoadedFunctions& find_or_load(HandleTable& table, TypeEntry& entry, const 
     if (found != entry.functions.end()) return found->second;
   }
   LoadedFunctions loaded = pick(load());
-  loaded.engine = &engine;
+  loaded.engine = engine.id();
   loaded.device = device.ordinal();
   std::lock_guard<std::mutex> lock(table.mutex);
   return entry.functions.emplace(key, std::move(loaded)).first->second;

@@ -344,7 +344,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
   // The kernel function: the plan's own after its first launch on this device, else the
   // kernel's memo (loading on first use).
   const Layout& layout = plan.loop.layout;
-  const detail::LoadedFunctions* loaded = plan.prepared.find(&engine, device.ordinal());
+  const detail::LoadedFunctions* loaded = plan.prepared.find(engine.id(), device.ordinal());
   if (!loaded) {
     loaded = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
@@ -357,7 +357,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
       picked.functions.push_back(l.module.function(name));
       return picked;
     });
-    plan.prepared.remember(&engine, device.ordinal(), loaded);
+    plan.prepared.remember(engine.id(), device.ordinal(), loaded);
   }
   const Function& function = loaded->functions.front();
 

@@ -8,7 +8,15 @@
 
 namespace kernc {
 
-Engine::Engine(Config config) : config_(std::move(config)), cache_(std::make_unique<Cache>(config_.cache_config())) {
+namespace {
+std::uint64_t next_engine_id() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace
+
+Engine::Engine(Config config)
+    : id_(next_engine_id()), config_(std::move(config)), cache_(std::make_unique<Cache>(config_.cache_config())) {
   check_compile_policy(config_.compile_policy.value, "the compile policy");
 }
 

@@ -20,8 +20,8 @@ class Engine;
 
 namespace kernc::detail {
 
-/// (engine, layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
-using FunctionKey = std::tuple<const Engine*, int, int>;
+/// (Engine::id(), layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
+using FunctionKey = std::tuple<std::uint64_t, int, int>;
 
 struct ElementwisePlanData;
 
@@ -31,7 +31,7 @@ struct LoadedFunctions {
   std::vector<Function> functions;    // elementwise: the kernel; reductions: main, finish[, columns]
   std::size_t reduce_type_size = 0;   // reductions: sizeof(_type_reduce)
   // Whose they are, set by find_or_load: a plan compares these, not a key, per launch.
-  const Engine* engine = nullptr;
+  std::uint64_t engine = 0;  // Engine::id()
   int device = -1;
 };
 

@@ -23,12 +23,12 @@ namespace kernc::detail {
 class PreparedFunctions {
  public:
   /// The functions remembered for (engine, device), or nullptr when they are not these.
-  const LoadedFunctions* find(const Engine* engine, int device) const noexcept {
+  const LoadedFunctions* find(std::uint64_t engine, int device) const noexcept {
     const LoadedFunctions* functions = functions_.load(std::memory_order_acquire);
     return functions && functions->engine == engine && functions->device == device ? functions : nullptr;
   }
   /// Remembers `functions`, which find_or_load made for (engine, device).
-  void remember(const Engine* engine, int device, const LoadedFunctions* functions) noexcept {
+  void remember(std::uint64_t engine, int device, const LoadedFunctions* functions) noexcept {
     if (functions->engine == engine && functions->device == device) functions_.store(functions, std::memory_order_release);
   }
 

@@ -95,7 +95,7 @@ void launch_checked(RawState& state, RawLaunchEntry& entry, const LaunchConfig& 
 template <class MakeProgram>
 Engine::Loaded load_raw(RawState& state, MakeProgram&& make_program, const CallOptions& options) {
   Engine& engine = engine_of(options);
-  const auto key = std::make_pair(static_cast<const Engine*>(&engine), options.device);
+  const auto key = std::make_pair(engine.id(), options.device);
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     auto found = state.loaded.find(key);
@@ -127,7 +127,7 @@ template <class MakeProgram, class Lower>
 RawLaunchEntry& launch_entry(RawState& state, MakeProgram&& make_program, Lower&& lower, const std::string& source,
                              const std::string& function, bool is_expression, const CallOptions& options) {
   Engine& engine = engine_of(options);
-  auto key = std::make_tuple(static_cast<const Engine*>(&engine), options.device, function);
+  auto key = std::make_tuple(engine.id(), options.device, function);
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     auto found = state.launches.find(key);

@@ -33,13 +33,13 @@ struct RawLaunchEntry {
 
 struct RawState {
   std::mutex mutex;
-  std::map<std::pair<const Engine*, int>, Engine::Loaded> loaded;  // by engine and device ordinal
+  std::map<std::pair<std::uint64_t, int>, Engine::Loaded> loaded;  // by Engine::id() and device ordinal
   /// Declared parameters by kernel name, read from the source once (not per launch).
   std::map<std::string, std::optional<std::vector<DeclaredParam>>> declared;
   /// Launch entries by engine, device ordinal and function name (as the caller names it).
   /// std::map: entries stay where they are while others are added, so a launch may use
   /// one after the lock is released.
-  std::map<std::tuple<const Engine*, int, std::string>, RawLaunchEntry> launches;
+  std::map<std::tuple<std::uint64_t, int, std::string>, RawLaunchEntry> launches;
 };
 
 /// The template a name expression instantiates: "axpby<float>" → "axpby". Its declaration

@@ -351,7 +351,7 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
   // Kernel functions for this layout on this device (and the size of _type_reduce): the
   // plan's own after its first launch here, else the kernel's memo.
   const Layout& layout = plan.layout;
-  const detail::LoadedFunctions* prepared = plan.prepared.find(&engine, device.ordinal());
+  const detail::LoadedFunctions* prepared = plan.prepared.find(engine.id(), device.ordinal());
   if (!prepared) {
     prepared = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
@@ -376,7 +376,7 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
       picked.reduce_type_size = size;
       return picked;
     });
-    plan.prepared.remember(&engine, device.ordinal(), prepared);
+    plan.prepared.remember(engine.id(), device.ordinal(), prepared);
   }
   const detail::LoadedFunctions& fns = *prepared;
 

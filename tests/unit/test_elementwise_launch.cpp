@@ -340,3 +340,41 @@ TEST_CASE("elementwise::aliasing is checked on every launch of a plan: overlappi
   split.launch(two, {y}, {head, w}, gpus.options);
   CHECK(gpus.first->launches.back().function == "split_hot");
 }
+
+TEST_CASE("elementwise::a new engine at a dead engine's address is not handed the dead engine's functions") {
+  // Kernels remember what they loaded per engine (Engine::id()). An address is reused by the
+  // next engine of the same size more often than not; here always (the same storage), and
+  // the new engine may not compile and has an empty cache: what it launches it must load.
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  const ElementwisePlan plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);
+  auto config_for = [](const std::string& cache_dir, const char* compile) {
+    return Config::from_environment([&](const char* name) -> const char* {
+      const std::string variable = name;
+      if (variable == "KERNC_CACHE_DIR") return cache_dir.c_str();
+      if (variable == "KERNC_COMPILE") return compile;
+      if (variable == "KERNC_CACHE_PATH" || variable == "KERNC_RUNTIME" || variable == "KERNC_REMOTE_CACHE") return nullptr;
+      return std::getenv(name);
+    });
+  };
+  alignas(Engine) unsigned char storage[sizeof(Engine)];
+  Engine* first = new (storage) Engine(config_for(gpus.dir / "first", "auto"));
+  CallOptions options = gpus.options;
+  options.engine = first;
+  saxpy({2.0f, x, y}, {z}, options);
+  saxpy.launch(plan, {2.0f, x, y}, {z}, options);
+  const std::uint64_t first_id = first->id();
+  CHECK(first->loaded_modules() == 1);
+  first->~Engine();
+
+  Engine* second = new (storage) Engine(config_for(gpus.dir / "empty", "never"));
+  CHECK(second->id() != first_id);
+  options.engine = second;
+  CHECK(contains(error_of([&] { saxpy({2.0f, x, y}, {z}, options); }), "and compiling is off"));
+  CHECK(contains(error_of([&] { saxpy.launch(plan, {2.0f, x, y}, {z}, options); }), "and compiling is off"));
+  CHECK(second->loaded_modules() == 0);
+  second->~Engine();
+}

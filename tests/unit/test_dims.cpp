@@ -1,0 +1,122 @@
+// NOTE [ inline dims ] (kernc/dims.hpp): Dims behaves as a std::vector<int64_t> on both
+// sides of its inline capacity, and an ArrayRef of up to kInline axes copies without
+// allocating.
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "kernc/array_ref.hpp"
+#include "kernc/call.hpp"
+#include "kernc/dims.hpp"
+
+using kernc::Dims;
+
+namespace {
+
+std::vector<std::int64_t> as_vector(const Dims& dims) { return {dims.begin(), dims.end()}; }
+
+}  // namespace
+
+TEST_CASE("Dims follows std::vector through random edits across the inline capacity") {
+  std::mt19937 random(20261125);
+  for (int round = 0; round < 200; ++round) {
+    Dims dims;
+    std::vector<std::int64_t> model;
+    for (int step = 0; step < 60; ++step) {
+      const std::int64_t value = static_cast<std::int64_t>(random() % 1000) - 500;
+      switch (random() % 6) {
+        case 0:
+        case 1:
+          dims.push_back(value);
+          model.push_back(value);
+          break;
+        case 2:
+          if (!model.empty()) {
+            dims.pop_back();
+            model.pop_back();
+          }
+          break;
+        case 3: {
+          const std::size_t at = random() % (model.size() + 1);
+          CHECK(*dims.insert(dims.begin() + at, value) == value);
+          model.insert(model.begin() + static_cast<std::ptrdiff_t>(at), value);
+          break;
+        }
+        case 4:
+          if (!model.empty()) {
+            const std::size_t at = random() % model.size();
+            dims.erase(dims.begin() + at);
+            model.erase(model.begin() + static_cast<std::ptrdiff_t>(at));
+          }
+          break;
+        default: {
+          const std::size_t count = random() % 20;
+          dims.resize(count, value);
+          model.resize(count, value);
+        }
+      }
+      REQUIRE(dims.size() == model.size());
+      REQUIRE(as_vector(dims) == model);
+      const Dims copy = dims;  // a copy on either side of kInline is equal and independent
+      REQUIRE(copy == dims);
+      if (!model.empty()) {
+        dims[0] += 1;
+        CHECK(copy != dims);
+        dims[0] -= 1;
+      }
+    }
+  }
+}
+
+TEST_CASE("Dims converts to and from std::vector and compares with one") {
+  const std::vector<std::int64_t> long_shape = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  Dims from_vector = long_shape;
+  CHECK(from_vector.size() == 11);
+  CHECK(from_vector == long_shape);
+  CHECK(long_shape == from_vector);
+  const std::vector<std::int64_t> back = from_vector;
+  CHECK(back == long_shape);
+  Dims moved = std::move(from_vector);
+  CHECK(moved == long_shape);
+  CHECK(Dims{4, 5}.size() == 2);
+  CHECK(Dims(3, 7) == std::vector<std::int64_t>{7, 7, 7});
+  CHECK(Dims{} == std::vector<std::int64_t>{});
+  CHECK(Dims{1, 2} != Dims{1, 2, 0});
+  CHECK(Dims{1, 2}.back() == 2);
+}
+
+namespace {
+// This thread's allocations: other tests' threads (in the same binary) may still run.
+thread_local int allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++allocations;
+  if (void* memory = std::malloc(size == 0 ? 1 : size)) return memory;
+  throw std::bad_alloc();
+}
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
+
+TEST_CASE("an ArrayRef of up to 8 axes is copied into an Arg without allocating") {
+  const kernc::ArrayRef eight =
+      kernc::ArrayRef::contiguous(std::uint64_t{4096}, kernc::DType::float32, {2, 2, 2, 2, 2, 2, 2, 2});
+  const kernc::ArrayRef nine =
+      kernc::ArrayRef::contiguous(std::uint64_t{4096}, kernc::DType::float32, {2, 2, 2, 2, 2, 2, 2, 2, 2});
+  int before = allocations;
+  kernc::Arg argument(eight);
+  kernc::ArrayRef copy = eight;
+  CHECK(allocations == before);
+  CHECK(argument.array().strides == copy.strides);
+  CHECK(copy.strides[0] == 4 * 128);
+  before = allocations;
+  kernc::ArrayRef long_copy = nine;  // past kInline: the heap, shape and strides
+  CHECK(allocations == before + 2);
+  CHECK(long_copy.shape == nine.shape);
+  CHECK(long_copy.strides[0] == 4 * 256);
+}
