@@ -278,10 +278,18 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   }
   plan.multiprocessors = multiprocessors;
   const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
+  // NOTE [ reduction waves ]
+  // Splits aim at 24 blocks a multiprocessor: a whole number of waves whether the kernel
+  // fits 8, 6, 4, 3, 2 or 1 blocks of 256 threads at once. Aiming at 8 (one wave at full
+  // occupancy) left a float16 sum, whose 37 registers fit 6 blocks, with a second wave of 2
+  // blocks a multiprocessor: 80.7% of DRAM peak against float32's 91.2% (ncu, H100;
+  // tools/bench/NOTES.md v21).
+  const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 24;
   // The margin covers the last step past the end: a thread's reduced index advances by
-  // group * 8 (the template's _kUnroll) * splits, at most kBlock * 8 * target_blocks, and
-  // the columns kernel's first output by kBlock * 16 (columns) * blocks.
-  plan.layout.index64 = !dsl::fits_index32(plan.extent, max_blocks * kBlock * 16);
+  // group * (_kUnroll slots of _kSlot elements: at most 2 of 16) * splits, at most
+  // kBlock * 32 * target_blocks, and the columns kernel's first output by kBlock * 16
+  // (columns) * blocks.
+  plan.layout.index64 = !dsl::fits_index32(plan.extent, std::max(kBlock * 32 * target_blocks, max_blocks * kBlock * 16));
   const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
   // NOTE [ reduction strategy ]
   // A group of threads per output reads that output's elements side by side: coalesced
@@ -294,7 +302,6 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   // Otherwise a group per output, sized so that each thread has about 4 elements (rows of
   // 32: groups of 8, 4 rows a warp; long rows: 256 threads a row).
   plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kBlock));
-  const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 8;
   // NOTE [ reduction slots ]
   // In the contiguous layout (full and inner-axis reductions) a lane takes slots of 16
   // bytes of the widest input, two a step (templates/reduction.cu.in), loaded as vectors

@@ -142,16 +142,60 @@ TEST_CASE("ElementwiseKernel::operator() computes saxpy like the host for float3
   }
 }
 
-TEST_CASE("ElementwiseKernel::operator() covers every tail of the unrolled contiguous loop and several grid strides") {
+TEST_CASE("ElementwiseKernel::operator() covers every tail of the unrolled contiguous loop, small and large") {
   KERNC_GPU_RANDOM(random, "elementwise tails");
-  // Around one block (256) and one unrolled block step (4 x 256), and past one whole grid
-  // step (multiprocessors x 32 blocks x 256 threads x 4), so that threads loop.
+  // Around one block (256) and one unrolled block step (4 x 256), and around what was one
+  // step of a grid of 32 blocks a multiprocessor (the grid is one pass now: NOTE [ one
+  // pass ]; threads that loop are the next test's).
   const std::int64_t grid_step = std::int64_t{device().multiprocessors()} * 32 * 256 * 4;
   for (std::int64_t n : {std::int64_t{2}, std::int64_t{3}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
                          std::int64_t{1023}, std::int64_t{1024}, std::int64_t{1025}, std::int64_t{4097},
                          grid_step - 1, grid_step + 1, 2 * grid_step + 777}) {
     CAPTURE(n);
     check_saxpy_floating<float>(random, DType::float32, n, 1e-5);
+  }
+}
+
+TEST_CASE("ElementwiseKernel::operator() loops past one pass of the largest grid, contiguous and through a multi-index") {
+  KERNC_GPU_RANDOM(random, "elementwise passes");
+  // With one thread a block, 4 float32 elements a thread, more than 4 x (2^24 - 1)
+  // elements need more blocks than a launch asks for (kMaxGrid, NOTE [ one pass ]): each
+  // thread's grid-stride loop then takes a second step, in the contiguous kernel (x[:n])
+  // and in the multi-index one (x[::2], which steps its multi-index anew each pass).
+  const std::int64_t max_grid = (std::int64_t{1} << 24) - 1;
+  const std::int64_t n = 4 * max_grid + 1001;
+  static const ElementwiseKernel kernel("T x, T y", "T z", "z = x * 2 + y", "gpu_passes_2x_plus_y");
+  const auto x = random.uniform<float>(2 * n);
+  const auto y = random.uniform<float>(n);
+  const auto dx = upload(DType::float32, {2 * n}, x);
+  const auto dy = upload(DType::float32, {n}, y);
+  CallOptions one_thread;
+  one_thread.block_size = 1;
+  PlanOptions plan_options;
+  plan_options.block_size = 1;
+  plan_options.multiprocessors = device().multiprocessors();
+  struct Case {
+    const char* what;
+    ArrayRef view;
+    std::int64_t stride;
+    LayoutKind kind;
+  };
+  const Case cases[] = {{"x[:n]", dx.ref().sliced(0, 0, n, 1), 1, LayoutKind::contiguous},
+                        {"x[::2]", dx.ref().sliced(0, 0, 2 * n, 2), 2, LayoutKind::strided}};
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const ElementwisePlan plan = kernel.plan({c.view, dy}, {}, plan_options);
+    CHECK(plan.layout().kind == c.kind);
+    CHECK(plan.launch_config().grid[0] == max_grid);
+    std::vector<double> want(static_cast<std::size_t>(n)), scale(want.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float xi = x[static_cast<std::size_t>(i * c.stride)], yi = y[static_cast<std::size_t>(i)];
+      want[static_cast<std::size_t>(i)] = 2.0 * xi + yi;
+      scale[static_cast<std::size_t>(i)] = 2.0 * std::fabs(xi) + std::fabs(yi);
+    }
+    auto out = poisoned(DType::float32, {n});
+    kernel({c.view, dy}, {out}, one_thread);
+    expect_close(as_doubles(download<float>(out)), want, 1e-5, std::string(c.what) + " over two passes", scale);
   }
 }
 

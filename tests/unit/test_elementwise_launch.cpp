@@ -281,10 +281,12 @@ TEST_CASE("elementwise::operator() remembers its plans: the same arguments launc
   CHECK(contains(error_of([&] { saxpy({1.0f, x, x}, {z}, sized); }), "size= cannot be used"));
 }
 
-TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: another GPU gets its own grid") {
+TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: another GPU gets its own plan") {
   FakeGpus gpus;
   const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
-  const std::int64_t n = std::int64_t{1} << 24;  // enough elements for 32 blocks per multiprocessor
+  // Far more elements than 32 blocks a multiprocessor take in one step: the grid still
+  // covers them in one pass (NOTE [ one pass ]): 2^24 / (256 threads x 4 elements).
+  const std::int64_t n = std::int64_t{1} << 24;
   DeviceArray x = gpus.array(n), z = gpus.array(n);
   saxpy({1.0f, x, x}, {z}, gpus.options);
   CallOptions on_second = gpus.options;
@@ -293,9 +295,9 @@ TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: anot
   saxpy({1.0f, x, x}, {z}, gpus.options);
   REQUIRE(gpus.first->launches.size() == 2);
   REQUIRE(gpus.second->launches.size() == 1);
-  CHECK(gpus.first->launches[0].grid == 132 * 32);
-  CHECK(gpus.second->launches[0].grid == 80 * 32);
-  CHECK(gpus.first->launches[1].grid == 132 * 32);
+  CHECK(gpus.first->launches[0].grid == n / 1024);
+  CHECK(gpus.second->launches[0].grid == n / 1024);
+  CHECK(gpus.first->launches[1].grid == n / 1024);
   // A kept plan for one GPU is refused on the other, naming both counts.
   PlanOptions plan_options;
   plan_options.multiprocessors = 132;

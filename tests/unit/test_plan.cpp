@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -46,18 +47,34 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   CHECK(plan.allocates_outputs());
   // The broadcast row has stride 0 on axis 0: not one flat loop, a rank-2 strided one.
   CHECK(plan.layout() == Layout{LayoutKind::strided, 2, false});
-  // 300000 elements, 256 threads a block, 4 elements a thread, capped at 32 blocks per
-  // multiprocessor.
+  // 300000 elements, 256 threads a block, 4 elements a thread, one pass of the grid
+  // (NOTE [ one pass ]).
   CHECK(plan.launch_config().block[0] == 256);
   CHECK(plan.launch_config().grid[0] == 293);
   CHECK(plan.multiprocessors() == 100);
 
-  // Same shapes without broadcasting: contiguous, 4 elements a thread; the grid is capped.
+  // Same shapes without broadcasting: contiguous, 4 elements a thread; one pass however
+  // few multiprocessors there are (a grid-stride loop over 32 blocks a multiprocessor was
+  // slower).
   ElementwisePlan flat = saxpy.plan({2.0f, x, x}, {}, options);
   CHECK(flat.layout() == Layout{LayoutKind::contiguous, 0, false});
   CHECK(flat.launch_config().grid[0] == 293);  // ceil(300000 / 1024)
   options.multiprocessors = 4;
-  CHECK(saxpy.plan({2.0f, x, x}, {}, options).launch_config().grid[0] == 128);
+  CHECK(saxpy.plan({2.0f, x, x}, {}, options).launch_config().grid[0] == 293);
+  // With 32-bit indices, the grid stops where one more step would overflow them (their
+  // byte offsets must fit too, so only items of 1 or 2 bytes get there): 2^30 + 2^29 int8
+  // elements, 16 a thread, leave room for (2^31 - 2 - n) / 4096 blocks; the kernel's
+  // grid-stride loop takes the rest.
+  const std::int64_t big = (std::int64_t{1} << 30) + (std::int64_t{1} << 29);
+  const ArrayRef huge = described(DType::int8, {big});
+  ElementwisePlan capped = saxpy.plan({2, huge, huge}, {}, options);
+  CHECK(!capped.layout().index64);
+  CHECK(capped.launch_config().grid[0] == (std::numeric_limits<std::int32_t>::max() - 1 - big) / 4096);
+  // 64-bit indices: one pass again.
+  const ArrayRef larger = described(DType::float32, {std::int64_t{3} << 30});
+  ElementwisePlan wide = saxpy.plan({2.0f, larger, larger}, {}, options);
+  CHECK(wide.layout().index64);
+  CHECK(wide.launch_config().grid[0] == (std::int64_t{3} << 30) / 1024);
 
   // Transposed inputs into a new (C-ordered) output: read through tiles (NOTE [ tiled
   // elementwise ]), one tile of 32 x 32 a block per step.
