@@ -64,6 +64,16 @@ TEST_CASE("Dims follows std::vector through random edits across the inline capac
       REQUIRE(as_vector(dims) == model);
       const Dims copy = dims;  // a copy on either side of kInline is equal and independent
       REQUIRE(copy == dims);
+      // Assigned over a list of another length (either side of kInline), copied and moved.
+      Dims assigned(static_cast<std::size_t>(random() % 20), 9);
+      assigned = dims;
+      REQUIRE(assigned == dims);
+      Dims moved_into(static_cast<std::size_t>(random() % 20), 9);
+      Dims source = dims;
+      moved_into = std::move(source);
+      REQUIRE(moved_into == dims);
+      Dims constructed(std::move(moved_into));
+      REQUIRE(constructed == dims);
       if (!model.empty()) {
         dims[0] += 1;
         CHECK(copy != dims);
