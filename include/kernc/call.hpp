@@ -12,6 +12,7 @@
 #include "kernc/array.hpp"
 #include "kernc/dtype.hpp"
 #include "kernc/export.hpp"
+#include "kernc/list_view.hpp"
 #include "kernc/runtime.hpp"
 #include "kernc/scalar.hpp"
 

@@ -68,19 +68,19 @@ class KERNC_API ElementwiseKernel {
   /// first; outputs that overlap each other are an error. Raw parameters are not checked.
   /// The first call of each argument-type combination and layout class compiles (through
   /// the cache) and loads; later ones only pack arguments and launch.
-  std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs = {},
+  std::vector<DeviceArray> operator()(ListView<Arg> inputs, ListView<ArrayRef> outputs = {},
                                       const CallOptions& options = {}) const;
 
   /// The call operator() would make, planned without a GPU (see plan.hpp): `inputs` and
   /// `outputs` are descriptions (an array's `data` may be 0). Throws what the call would.
-  ElementwisePlan plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs = {},
+  ElementwisePlan plan(ListView<Arg> inputs, ListView<ArrayRef> outputs = {},
                        const PlanOptions& options = {}) const;
   /// Runs `plan` (made by this kernel) on arguments that match its descriptions exactly;
   /// outputs are passed when the plan described them, else allocated and returned. An
   /// input that overlaps an output is copied first, as in operator() (then the call is
   /// planned again for the copy).
-  std::vector<DeviceArray> launch(const ElementwisePlan& plan, const std::vector<Arg>& inputs,
-                                  const std::vector<ArrayRef>& outputs = {}, const CallOptions& options = {}) const;
+  std::vector<DeviceArray> launch(const ElementwisePlan& plan, ListView<Arg> inputs,
+                                  ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 
  private:
   std::shared_ptr<const detail::ElementwiseDefinition> definition_;
@@ -112,18 +112,18 @@ class KERNC_API ReductionKernel {
   /// errors; `keepdims` keeps reduced axes as extent 1; `outputs` may be given (their
   /// shape must match). A reduction over zero elements gives post_map(identity), or an
   /// error when the kernel has no identity.
-  std::vector<DeviceArray> operator()(const std::vector<Arg>& inputs,
+  std::vector<DeviceArray> operator()(ListView<Arg> inputs,
                                       const std::optional<std::vector<int>>& axes = std::nullopt,
-                                      bool keepdims = false, const std::vector<ArrayRef>& outputs = {},
+                                      bool keepdims = false, ListView<ArrayRef> outputs = {},
                                       const CallOptions& options = {}) const;
 
   /// The call operator() would make, planned without a GPU (see plan.hpp).
-  ReductionPlan plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes = std::nullopt,
-                     bool keepdims = false, const std::vector<ArrayRef>& outputs = {},
+  ReductionPlan plan(ListView<Arg> inputs, const std::optional<std::vector<int>>& axes = std::nullopt,
+                     bool keepdims = false, ListView<ArrayRef> outputs = {},
                      const PlanOptions& options = {}) const;
   /// Runs `plan` (made by this kernel) on arguments that match its descriptions exactly.
-  std::vector<DeviceArray> launch(const ReductionPlan& plan, const std::vector<Arg>& inputs,
-                                  const std::vector<ArrayRef>& outputs = {}, const CallOptions& options = {}) const;
+  std::vector<DeviceArray> launch(const ReductionPlan& plan, ListView<Arg> inputs,
+                                  ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 
  private:
   std::shared_ptr<const detail::ReductionDefinition> definition_;
@@ -148,13 +148,13 @@ class KERNC_API RawKernel {
   /// to when the kernel's signature can be read from the source (extern "C" kernels),
   /// else must match the parameter's size exactly (from the driver). The argument count
   /// is checked whenever either is known.
-  void operator()(const LaunchConfig& config, const std::vector<Arg>& args, const CallOptions& options = {}) const;
+  void operator()(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options = {}) const;
   /// The kernel's parameters as its source declares them; std::nullopt when no readable
   /// `__global__ void name(...)` declaration is found (the driver's sizes are used then).
   std::optional<std::vector<RawParameter>> parameters() const;
   /// The checks a launch makes of `args` that need no GPU (count; an array for each
   /// pointer, a scalar otherwise), on descriptions (an array's `data` may be 0).
-  void check_arguments(const std::vector<Arg>& args) const;
+  void check_arguments(ListView<Arg> args) const;
 
  private:
   std::string code_;
@@ -177,14 +177,14 @@ class KERNC_API RawModule {
   /// Device address and size of a __device__ or __constant__ global.
   std::pair<std::uint64_t, std::size_t> get_global(const std::string& name, const CallOptions& options = {}) const;
   /// Launches `function` of this module as RawKernel::operator() does (same argument rules).
-  void launch(const std::string& function, const LaunchConfig& config, const std::vector<Arg>& args,
+  void launch(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
               const CallOptions& options = {}) const;
   /// The parameters of `function` as the source declares them. A name expression
   /// ("axpby<float>") gives its template's declaration, whose placeholder types are not
   /// known (dtype empty). std::nullopt when no readable declaration is found.
   std::optional<std::vector<RawParameter>> parameters(const std::string& function) const;
   /// The GPU-free checks launch() makes of `args` for `function` (see RawKernel).
-  void check_arguments(const std::string& function, const std::vector<Arg>& args) const;
+  void check_arguments(const std::string& function, ListView<Arg> args) const;
 
  private:
   std::string code_;

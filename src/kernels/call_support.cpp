@@ -12,7 +12,7 @@
 
 namespace kernc::detail {
 
-CallTypes call_types(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+CallTypes call_types(ListView<Arg> inputs, ListView<ArrayRef> outputs,
                      const std::map<std::string, DType>& bindings) {
   CallTypes types;
   for (const auto& arg : inputs) {
@@ -36,7 +36,7 @@ std::string types_key(const CallTypes& types) {
   return key;
 }
 
-std::vector<ArgDescription> describe(const std::vector<Arg>& args) {
+std::vector<ArgDescription> describe(ListView<Arg> args) {
   std::vector<ArgDescription> out;
   out.reserve(args.size());
   for (const auto& arg : args) {
@@ -93,7 +93,7 @@ bool same_layout(const ArrayRef& want, const ArrayRef& array) noexcept {
 
 }  // namespace
 
-bool matches(const PlanData& plan, const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) noexcept {
+bool matches(const PlanData& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs) noexcept {
   if (inputs.size() != plan.inputs.size() || outputs.size() != plan.outputs_given.size()) return false;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const ArgDescription& want = plan.inputs[k];
@@ -110,7 +110,7 @@ bool matches(const PlanData& plan, const std::vector<Arg>& inputs, const std::ve
 
 void check_launch_arguments(const std::string& kernel, const HandleTable& own, const std::vector<Parameter>& in_params,
                             const std::vector<Parameter>& out_params, const PlanData& plan,
-                            const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) {
+                            ListView<Arg> inputs, ListView<ArrayRef> outputs) {
   if (plan.table != &own) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: the plan was made by another kernel", kernel));
   }
@@ -143,7 +143,7 @@ Device device_for(const std::string& kernel, Engine& engine, int ordinal, const 
   return device;
 }
 
-std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, const std::vector<ArrayRef>& outputs) {
+std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, ListView<ArrayRef> outputs) {
   std::vector<DeviceArray> out;
   out.reserve(plan.outputs.size());
   for (std::size_t k = 0; k < plan.outputs.size(); ++k) {

@@ -14,7 +14,7 @@
 namespace kernc::detail {
 
 /// The argument types of a call, as CallTypes (and a compact key for memo tables).
-CallTypes call_types(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+CallTypes call_types(ListView<Arg> inputs, ListView<ArrayRef> outputs,
                      const std::map<std::string, DType>& bindings);
 std::string types_key(const CallTypes& types);
 

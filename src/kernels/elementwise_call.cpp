@@ -36,8 +36,8 @@ DeviceArray copy_of(const ArrayRef& array, const CallOptions& options) {
   return copy({array}, {}, plain).front();
 }
 
-void check_counts(const detail::ElementwiseDefinition& def, const std::vector<Arg>& inputs,
-                  const std::vector<ArrayRef>& outputs, bool descriptions) {
+void check_counts(const detail::ElementwiseDefinition& def, ListView<Arg> inputs,
+                  ListView<ArrayRef> outputs, bool descriptions) {
   const auto& sig = def.signature;
   if (inputs.size() != sig.in.size()) {
     throw Error(ErrorCode::invalid_argument, fmt::format("{} takes {} input(s) ({}), got {}", def.name, sig.in.size(),
@@ -57,8 +57,8 @@ void check_counts(const detail::ElementwiseDefinition& def, const std::vector<Ar
 // loop over every non-raw array. No GPU.
 std::shared_ptr<detail::ElementwisePlanData> plan_shapes(const ElementwiseKernel& kernel,
                                                          const detail::ElementwiseDefinition& def,
-                                                         detail::HandleTable& handles, const std::vector<Arg>& inputs,
-                                                         const std::vector<ArrayRef>& outputs_in,
+                                                         detail::HandleTable& handles, ListView<Arg> inputs,
+                                                         ListView<ArrayRef> outputs_in,
                                                          const std::optional<std::int64_t>& size_option,
                                                          const std::map<std::string, DType>& bindings) {
   const auto& sig = def.signature;
@@ -300,8 +300,8 @@ bool overlap(std::uint64_t a, const detail::ElementwisePlanData::Span& a_span, s
 // The plan for `inputs` and `outputs` with `options` on a GPU of `multiprocessors`.
 std::shared_ptr<detail::ElementwisePlanData> make_plan(const ElementwiseKernel& kernel,
                                                        const detail::ElementwiseDefinition& def,
-                                                       detail::HandleTable& handles, const std::vector<Arg>& inputs,
-                                                       const std::vector<ArrayRef>& outputs,
+                                                       detail::HandleTable& handles, ListView<Arg> inputs,
+                                                       ListView<ArrayRef> outputs,
                                                        const std::optional<std::int64_t>& size_option,
                                                        const std::map<std::string, DType>& bindings,
                                                        int multiprocessors, std::optional<unsigned> block_size) {
@@ -317,7 +317,7 @@ std::shared_ptr<detail::ElementwisePlanData> make_plan(const ElementwiseKernel& 
 // them by operator()).
 std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const detail::ElementwiseDefinition& def,
                                         detail::HandleTable& handles, const detail::ElementwisePlanData& plan,
-                                        const std::vector<Arg>& inputs_in, const std::vector<ArrayRef>& outputs_in,
+                                        ListView<Arg> inputs_in, ListView<ArrayRef> outputs_in,
                                         const CallOptions& options, Engine& engine, const Device& device) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
@@ -347,7 +347,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
       for (size_t o = 0; o < outputs_in.size(); ++o) {
         if (sig.out[o].raw || !overlap(address, plan.input_spans[k], outputs_in[o].data, plan.output_spans[o])) continue;
         if (plan.same_description[k * outputs_in.size() + o] && address == outputs_in[o].data) continue;
-        if (copied.empty()) copied = inputs_in;
+        if (copied.empty()) copied = inputs_in.to_vector();
         temporaries.push_back(copy_of(inputs_in[k].array(), options));
         copied[k] = Arg(temporaries.back());
         break;
@@ -405,7 +405,7 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
 
 }  // namespace
 
-ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs,
+ElementwisePlan ElementwiseKernel::plan(ListView<Arg> inputs, ListView<ArrayRef> outputs,
                                         const PlanOptions& options) const {
   ElementwisePlan plan;
   plan.data_ = make_plan(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings,
@@ -413,8 +413,8 @@ ElementwisePlan ElementwiseKernel::plan(const std::vector<Arg>& inputs, const st
   return plan;
 }
 
-std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planned, const std::vector<Arg>& inputs,
-                                                   const std::vector<ArrayRef>& outputs,
+std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planned, ListView<Arg> inputs,
+                                                   ListView<ArrayRef> outputs,
                                                    const CallOptions& options) const {
   const auto& def = *definition_;
   if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
@@ -444,8 +444,8 @@ std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planne
 namespace {
 
 std::shared_ptr<const detail::ElementwisePlanData> recent_plan(detail::HandleTable& handles,
-                                                               const std::vector<Arg>& inputs,
-                                                               const std::vector<ArrayRef>& outputs,
+                                                               ListView<Arg> inputs,
+                                                               ListView<ArrayRef> outputs,
                                                                const CallOptions& options) {
   std::lock_guard<std::mutex> lock(handles.mutex);
   for (std::size_t n = 1; n <= detail::HandleTable::kRecentPlans; ++n) {
@@ -468,8 +468,8 @@ void remember_plan(detail::HandleTable& handles, std::shared_ptr<const detail::E
 
 }  // namespace
 
-std::vector<DeviceArray> ElementwiseKernel::operator()(const std::vector<Arg>& inputs,
-                                                       const std::vector<ArrayRef>& outputs,
+std::vector<DeviceArray> ElementwiseKernel::operator()(ListView<Arg> inputs,
+                                                       ListView<ArrayRef> outputs,
                                                        const CallOptions& options) const {
   const auto& def = *definition_;
   if (auto recent = recent_plan(*handles_, inputs, outputs, options)) {

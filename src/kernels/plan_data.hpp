@@ -43,7 +43,7 @@ struct ArgDescription {
   DType scalar_dtype = DType::float32;
 };
 
-std::vector<ArgDescription> describe(const std::vector<Arg>& args);
+std::vector<ArgDescription> describe(ListView<Arg> args);
 
 /// What every plan holds, whatever its kernel kind.
 struct PlanData {
@@ -64,19 +64,19 @@ struct PlanData {
 /// them. Throws kernc::Error(invalid_argument) naming the first argument that differs.
 void check_launch_arguments(const std::string& kernel, const HandleTable& own, const std::vector<Parameter>& in_params,
                             const std::vector<Parameter>& out_params, const PlanData& plan,
-                            const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs);
+                            ListView<Arg> inputs, ListView<ArrayRef> outputs);
 
 /// The call's device, which must have the multiprocessor count the plan was made for.
 Device device_for(const std::string& kernel, Engine& engine, int ordinal, const PlanData& plan);
 
 /// The outputs passed, wrapped; or, when the plan allocates, new arrays as it describes.
-std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, const std::vector<ArrayRef>& outputs);
+std::vector<DeviceArray> outputs_for(const Device& device, const PlanData& plan, ListView<ArrayRef> outputs);
 
 /// Whether `inputs` and `outputs` are exactly what `plan` describes (dtypes, shapes,
 /// strides; scalars' dtypes; outputs passed exactly when described) and every non-empty
 /// array has an address: then check_launch_arguments and ArrayRef::validate would pass.
 /// No allocation, no formatting; a caller that gets false runs those checks for the error.
-bool matches(const PlanData& plan, const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs) noexcept;
+bool matches(const PlanData& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs) noexcept;
 
 struct ElementwisePlanData : PlanData {
   std::vector<std::int64_t> shape;

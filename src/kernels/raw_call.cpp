@@ -28,7 +28,7 @@ const std::vector<std::size_t>& sizes_for(RawState& state, RawLaunchEntry& entry
 
 // The checks of `args` that the declaration alone allows (no driver): the count, and an
 // array for each pointer parameter, a scalar for each other one.
-void check_declared(const std::string& name, const std::vector<DeclaredParam>& declared, const std::vector<Arg>& args) {
+void check_declared(const std::string& name, const std::vector<DeclaredParam>& declared, ListView<Arg> args) {
   if (args.size() != declared.size()) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("kernel {} takes {} argument(s), {} given", name, declared.size(), args.size()));
@@ -49,7 +49,7 @@ void check_declared(const std::string& name, const std::vector<DeclaredParam>& d
 
 // Packs `args` for the entry's function, checking them against what is known of its
 // parameters, and launches it.
-void launch_checked(RawState& state, RawLaunchEntry& entry, const LaunchConfig& config, const std::vector<Arg>& args) {
+void launch_checked(RawState& state, RawLaunchEntry& entry, const LaunchConfig& config, ListView<Arg> args) {
   const std::string& name = entry.function.name();
   const auto& declared = entry.declared;
   if (declared) check_declared(name, *declared, args);
@@ -162,7 +162,7 @@ std::optional<std::vector<RawParameter>> RawKernel::parameters() const {
   return detail::declared_once(*state_, code_, name_);
 }
 
-void RawKernel::check_arguments(const std::vector<Arg>& args) const {
+void RawKernel::check_arguments(ListView<Arg> args) const {
   if (auto declared = parameters()) detail::check_declared(name_, *declared, args);
 }
 
@@ -175,7 +175,7 @@ std::optional<std::vector<RawParameter>> RawModule::parameters(const std::string
   return declared;
 }
 
-void RawModule::check_arguments(const std::string& function, const std::vector<Arg>& args) const {
+void RawModule::check_arguments(const std::string& function, ListView<Arg> args) const {
   if (auto declared = parameters(function)) detail::check_declared(function, *declared, args);
 }
 
@@ -194,7 +194,7 @@ Function RawKernel::function(const CallOptions& options) const {
   return detail::kernel_entry(*state_, *this, code_, name_, options).function;
 }
 
-void RawKernel::operator()(const LaunchConfig& config, const std::vector<Arg>& args, const CallOptions& options) const {
+void RawKernel::operator()(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options) const {
   auto& entry = detail::kernel_entry(*state_, *this, code_, name_, options);
   LaunchConfig c = config;
   if (!c.stream.handle) c.stream = options.stream;
@@ -211,7 +211,7 @@ std::pair<std::uint64_t, std::size_t> RawModule::get_global(const std::string& n
   return loaded.module.global(detail::lowered_name(loaded, name));
 }
 
-void RawModule::launch(const std::string& function, const LaunchConfig& config, const std::vector<Arg>& args,
+void RawModule::launch(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
                        const CallOptions& options) const {
   // Template instances have no readable declaration; their parameter sizes still are checked.
   bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();

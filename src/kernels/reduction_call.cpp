@@ -60,8 +60,8 @@ bool c_contiguous(const std::vector<std::int64_t>& shape, const std::vector<std:
   return true;
 }
 
-void check_counts(const detail::ReductionDefinition& def, const std::vector<Arg>& inputs,
-                  const std::vector<ArrayRef>& outputs, bool descriptions) {
+void check_counts(const detail::ReductionDefinition& def, ListView<Arg> inputs,
+                  ListView<ArrayRef> outputs, bool descriptions) {
   const auto& sig = def.signature;
   if (inputs.size() != sig.in.size()) {
     throw Error(ErrorCode::invalid_argument,
@@ -81,9 +81,9 @@ void check_counts(const detail::ReductionDefinition& def, const std::vector<Arg>
 // kept axes first and the reduced axes last. No GPU.
 std::shared_ptr<detail::ReductionPlanData> plan_shapes(const ReductionKernel& kernel,
                                                        const detail::ReductionDefinition& def,
-                                                       detail::HandleTable& handles, const std::vector<Arg>& inputs,
+                                                       detail::HandleTable& handles, ListView<Arg> inputs,
                                                        const std::optional<std::vector<int>>& axes_in, bool keepdims,
-                                                       const std::vector<ArrayRef>& outputs_in,
+                                                       ListView<ArrayRef> outputs_in,
                                                        const std::map<std::string, DType>& bindings) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
@@ -346,7 +346,7 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
 // them by operator()).
 std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const detail::ReductionDefinition& def,
                                         detail::HandleTable& handles, const detail::ReductionPlanData& plan,
-                                        const std::vector<Arg>& inputs, const std::vector<ArrayRef>& outputs_in,
+                                        ListView<Arg> inputs, ListView<ArrayRef> outputs_in,
                                         const CallOptions& options) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
@@ -481,8 +481,8 @@ void check_elementwise_only_options(const std::string& name, const std::optional
 
 }  // namespace
 
-ReductionPlan ReductionKernel::plan(const std::vector<Arg>& inputs, const std::optional<std::vector<int>>& axes,
-                                    bool keepdims, const std::vector<ArrayRef>& outputs,
+ReductionPlan ReductionKernel::plan(ListView<Arg> inputs, const std::optional<std::vector<int>>& axes,
+                                    bool keepdims, ListView<ArrayRef> outputs,
                                     const PlanOptions& options) const {
   check_elementwise_only_options(name(), options.size, options.block_size);
   auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
@@ -492,8 +492,8 @@ ReductionPlan ReductionKernel::plan(const std::vector<Arg>& inputs, const std::o
   return plan;
 }
 
-std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, const std::vector<Arg>& inputs,
-                                                 const std::vector<ArrayRef>& outputs,
+std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, ListView<Arg> inputs,
+                                                 ListView<ArrayRef> outputs,
                                                  const CallOptions& options) const {
   const auto& def = *definition_;
   if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
@@ -503,9 +503,9 @@ std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, c
   return launch_planned(*this, def, *handles_, *planned.data_, inputs, outputs, options);
 }
 
-std::vector<DeviceArray> ReductionKernel::operator()(const std::vector<Arg>& inputs,
+std::vector<DeviceArray> ReductionKernel::operator()(ListView<Arg> inputs,
                                                      const std::optional<std::vector<int>>& axes, bool keepdims,
-                                                     const std::vector<ArrayRef>& outputs,
+                                                     ListView<ArrayRef> outputs,
                                                      const CallOptions& options) const {
   // Usage errors first, without the GPU; then the geometry for the call's device.
   check_elementwise_only_options(name(), options.size, options.block_size);

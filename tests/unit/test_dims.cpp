@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "allocation_count.hpp"
 #include "kernc/array_ref.hpp"
 #include "kernc/call.hpp"
 #include "kernc/dims.hpp"
@@ -104,6 +105,8 @@ namespace {
 // This thread's allocations: other tests' threads (in the same binary) may still run.
 thread_local int allocations = 0;
 }  // namespace
+
+int kernc_test::thread_allocations() noexcept { return allocations; }
 
 void* operator new(std::size_t size) {
   ++allocations;

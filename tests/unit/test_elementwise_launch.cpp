@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_count.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
@@ -61,6 +62,9 @@ class RecordingDriver final : public detail::Driver {
 
   std::map<std::string, std::size_t> param_counts;  // by kernel name: how many to record
   std::vector<Launch> launches;
+  // Off: launches are only counted (recording allocates, which an allocation count must not see).
+  bool recording = true;
+  std::size_t unrecorded_launches = 0;
 
   Backend backend() const noexcept override { return Backend::cuda; }
   const detail::DeviceProperties& properties() const noexcept override { return props_; }
@@ -101,6 +105,10 @@ class RecordingDriver final : public detail::Driver {
   int dynamic_shared_limit(void*) noexcept override { return 48 * 1024; }
   std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
   void launch(void* function, const LaunchConfig& config, void** args) override {
+    if (!recording) {
+      ++unrecorded_launches;
+      return;
+    }
     Launch launch;
     launch.function = *static_cast<const std::string*>(function);
     launch.grid = config.grid[0];
@@ -379,4 +387,29 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   CHECK(contains(error_of([&] { saxpy.launch(plan, {2.0f, x, y}, {z}, options); }), "and compiling is off"));
   CHECK(second->loaded_modules() == 0);
   second->~Engine();
+}
+
+TEST_CASE("elementwise::a kept plan's launch from braced lists allocates only the vector it returns") {
+  // NOTE [ argument lists ] (kernc/list_view.hpp) and NOTE [ inline dims ]: the lists are
+  // read where the caller built them, and their views copy without allocating.
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
+  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
+  PlanOptions plan_options;
+  plan_options.multiprocessors = 132;
+  const ElementwisePlan plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);
+  saxpy.launch(plan, {2.0f, x, y}, {z}, gpus.options);  // the first launch loads the module
+  saxpy({2.0f, x, y}, {z}, gpus.options);              // and the plain call plans once
+  gpus.first->recording = false;
+  const int before = kernc_test::thread_allocations();
+  for (int k = 0; k < 10; ++k) {
+    const auto returned = saxpy.launch(plan, {0.5f * k, x, y}, {z}, gpus.options);
+    CHECK(returned.size() == 1);
+  }
+  CHECK(kernc_test::thread_allocations() - before == 10);
+  const int plain_before = kernc_test::thread_allocations();
+  for (int k = 0; k < 10; ++k) saxpy({0.5f * k, x, y}, {z}, gpus.options);  // a remembered plan (NOTE [ call memo ])
+  CHECK(kernc_test::thread_allocations() - plain_before == 10);
+  CHECK(gpus.first->unrecorded_launches == 20);
+  gpus.first->recording = true;
 }

@@ -323,6 +323,18 @@ int main(int argc, char** argv) {
     fresh_saxpy({2.0f, small_x, small_x}, {small_z}, warm_options);
     device.synchronize();
     double warm_first_ms = host_us(start) / 1000;
+    // The same by phase, through a third engine: Engine::load (disk read, checksum and key
+    // checks, then the driver's module load), and the driver's load alone of the same binary
+    // with its function lookup. What is left of the first call is planning and the launch.
+    Engine phases(fresh);
+    start = std::chrono::steady_clock::now();
+    const Engine::Loaded phase_loaded = phases.load(generated_program, device);
+    const double warm_load_ms = host_us(start) / 1000;
+    start = std::chrono::steady_clock::now();
+    const Module driver_only = device.load(phase_loaded.program->binary);
+    const Function driver_fn = driver_only.function("saxpy");
+    const double driver_load_ms = host_us(start) / 1000;
+    (void)driver_fn;
 
     // float16 and float64 (issue 14: within 5% of float32's ratio): the same bytes per
     // array, so 2n halves and n/2 doubles, over x, y and z re-filled with each type.
@@ -412,6 +424,8 @@ int main(int argc, char** argv) {
     rows.push_back({"cold first call (compile+store+load+launch)", cold_first_ms, "ms", 0});
     rows.push_back({"cold first call of a reduction", cold_reduction_ms, "ms", 0});
     rows.push_back({"warm-disk first call (read+load+launch)", warm_first_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: Engine::load (read, checks, module load)", warm_load_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: module load + function, driver only", driver_load_ms, "ms", 0});
     print_rows(rows);
     if (!json_path.empty()) write_json(json_path, rows);
     return 0;
