@@ -327,19 +327,21 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   };
   const std::int64_t per_block = kBlock / plan.group;
   const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
-  plan.splits = splits_for(out_blocks);
+  plan.columns = plan.group == 1 ? column_count(plan) : 1;
+  const std::int64_t column_blocks =
+      plan.columns > 1 ? (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns) : out_blocks;
+  // Both kernels take the same splits (each output folds the same elements in the same
+  // order either way, so results do not depend on which kernel ran), sized for the columns
+  // kernel when the plan has one: the kernel that runs whenever the inputs are aligned.
+  // Sized for the one-output kernel's 4x more blocks, the columns kernel of an outer-axis
+  // sum over 16384^2 float32 ran 800 blocks where 528 fit at once (56 registers): 1.5
+  // waves, 0.88x copy (tools/bench/NOTES.md v21).
+  plan.splits = splits_for(column_blocks);
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(kBlock);
   plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(out_blocks, max_blocks)));
   plan.launch.grid[1] = static_cast<unsigned>(plan.splits);
-
-  plan.columns = plan.group == 1 ? column_count(plan) : 1;
-  if (plan.columns > 1) {
-    // The same splits as the one-output kernel: each output folds the same elements in the
-    // same order either way, so results do not depend on which kernel ran.
-    const std::int64_t column_blocks = (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns);
-    plan.columns_grid = std::max<std::int64_t>(1, std::min(column_blocks, max_blocks));
-  }
+  if (plan.columns > 1) plan.columns_grid = std::max<std::int64_t>(1, std::min(column_blocks, max_blocks));
 }
 
 // Runs a plan whose arguments are known to match it (checked by launch(), or made from
