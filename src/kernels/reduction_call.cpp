@@ -316,11 +316,11 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
     slot = dsl::reduction_columns(sizes);
   }
   const std::int64_t slots = (reduce_size + slot - 1) / slot;
-  // Splits of the reduced axis for `out_blocks` blocks of outputs, so that about
-  // target_blocks blocks run.
-  auto splits_for = [&](std::int64_t out_blocks) -> std::int64_t {
-    if (out_blocks >= target_blocks || slots <= plan.group * 32) return 1;
-    std::int64_t splits = std::min<std::int64_t>((target_blocks + out_blocks - 1) / out_blocks, slots / (plan.group * 16));
+  // Splits of the reduced axis for `out_blocks` blocks of outputs, so that about `target`
+  // blocks run.
+  auto splits_for = [&](std::int64_t out_blocks, std::int64_t target) -> std::int64_t {
+    if (out_blocks >= target || slots <= plan.group * 32) return 1;
+    std::int64_t splits = std::min<std::int64_t>((target + out_blocks - 1) / out_blocks, slots / (plan.group * 16));
     splits = std::clamp<std::int64_t>(splits, 1, 65535);
     const std::int64_t chunk = (slots + splits - 1) / splits;
     return (slots + chunk - 1) / chunk;  // no empty split
@@ -328,15 +328,18 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   const std::int64_t per_block = kBlock / plan.group;
   const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
   plan.columns = plan.group == 1 ? column_count(plan) : 1;
-  const std::int64_t column_blocks =
-      plan.columns > 1 ? (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns) : out_blocks;
+  const std::int64_t column_blocks = (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns);
   // Both kernels take the same splits (each output folds the same elements in the same
-  // order either way, so results do not depend on which kernel ran), sized for the columns
-  // kernel when the plan has one: the kernel that runs whenever the inputs are aligned.
-  // Sized for the one-output kernel's 4x more blocks, the columns kernel of an outer-axis
-  // sum over 16384^2 float32 ran 800 blocks where 528 fit at once (56 registers): 1.5
-  // waves, 0.88x copy (tools/bench/NOTES.md v21).
-  plan.splits = splits_for(column_blocks);
+  // order either way, so results do not depend on which kernel ran). With a columns kernel,
+  // the one that runs whenever the inputs are aligned, they are sized as before NOTE
+  // [ reduction waves ]: 8 blocks a multiprocessor of the one-output kernel, which is 1 to 4
+  // of the columns kernel (a thread keeps 8 rows of 16 bytes in flight, so few threads
+  // fill the memory pipe). More blocks made it slower, not faster: the outer-axis sum over
+  // 16384^2 float32 ran at 0.91-0.96x copy with 272 blocks, 0.88x with 800 and 0.73x with
+  // 3168 (whole waves; ncu: 74% of DRAM peak), float16 0.93x, 0.88x and 0.53x
+  // (tools/bench/NOTES.md v21).
+  plan.splits = plan.columns > 1 ? splits_for(out_blocks, static_cast<std::int64_t>(multiprocessors) * 8)
+                                 : splits_for(out_blocks, target_blocks);
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(kBlock);
   plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(out_blocks, max_blocks)));
