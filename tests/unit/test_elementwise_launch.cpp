@@ -172,6 +172,21 @@ struct FakeGpus {
   DeviceArray array(std::int64_t n) { return DeviceArray::empty(engine->device(first_ordinal), DType::float32, {n}); }
 };
 
+// The saxpy these tests launch, three arrays of 1000 floats on the first fake GPU, and a
+// kept plan of it on them (an H100's 132 multiprocessors).
+struct KeptSaxpy {
+  explicit KeptSaxpy(FakeGpus& gpus)
+      : x(gpus.array(1000)), y(gpus.array(1000)), z(gpus.array(1000)), plan(saxpy.plan({2.0f, x, y}, {z}, h100())) {}
+  static PlanOptions h100() {
+    PlanOptions options;
+    options.multiprocessors = 132;
+    return options;
+  }
+  const ElementwiseKernel saxpy{"T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot"};
+  DeviceArray x, y, z;
+  const ElementwisePlan plan;
+};
+
 std::string error_of(const std::function<void()>& call) {
   try {
     call();
@@ -185,11 +200,10 @@ std::string error_of(const std::function<void()>& call) {
 
 TEST_CASE("elementwise::launch of a kept plan packs each call's addresses and scalars into the plan's parameters") {
   FakeGpus gpus;
-  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
-  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
-  PlanOptions plan_options;
-  plan_options.multiprocessors = 132;
-  const ElementwisePlan plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);
+  KeptSaxpy kept(gpus);
+  const ElementwiseKernel& saxpy = kept.saxpy;
+  const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
+  const ElementwisePlan& plan = kept.plan;
   REQUIRE(plan.layout().kind == LayoutKind::contiguous);
 
   DeviceArray x2 = gpus.array(1000), y2 = gpus.array(1000), z2 = gpus.array(1000);
@@ -356,11 +370,10 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   // next engine of the same size more often than not; here always (the same storage), and
   // the new engine may not compile and has an empty cache: what it launches it must load.
   FakeGpus gpus;
-  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
-  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
-  PlanOptions plan_options;
-  plan_options.multiprocessors = 132;
-  const ElementwisePlan plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);
+  KeptSaxpy kept(gpus);
+  const ElementwiseKernel& saxpy = kept.saxpy;
+  const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
+  const ElementwisePlan& plan = kept.plan;
   auto config_for = [](const std::string& cache_dir, const char* compile) {
     return Config::from_environment([&](const char* name) -> const char* {
       const std::string variable = name;
@@ -393,11 +406,10 @@ TEST_CASE("elementwise::a kept plan's launch from braced lists allocates only th
   // NOTE [ argument lists ] (kernc/list_view.hpp) and NOTE [ inline dims ]: the lists are
   // read where the caller built them, and their views copy without allocating.
   FakeGpus gpus;
-  const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
-  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
-  PlanOptions plan_options;
-  plan_options.multiprocessors = 132;
-  const ElementwisePlan plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);
+  KeptSaxpy kept(gpus);
+  const ElementwiseKernel& saxpy = kept.saxpy;
+  const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
+  const ElementwisePlan& plan = kept.plan;
   saxpy.launch(plan, {2.0f, x, y}, {z}, gpus.options);  // the first launch loads the module
   saxpy({2.0f, x, y}, {z}, gpus.options);              // and the plain call plans once
   gpus.first->recording = false;
