@@ -24,9 +24,11 @@ constexpr unsigned kBlock = 256;
 // (templates/elementwise*.cu.in); the contiguous kernel's count is
 // dsl::contiguous_elements_per_thread().
 constexpr std::int64_t kUnroll = 4;
-// The most blocks a launch asks for (NOTE [ one pass ]): 2^24 - 1 blocks of up to 256
-// threads stay under HIP's 2^32 threads along x, and far under CUDA's 2^31 - 1 blocks.
+// The most blocks a launch asks for (NOTE [ one pass ]): far under CUDA's 2^31 - 1, and
+// with at most kMaxThreadsX threads along x, HIP's limit (so fewer blocks of more than
+// 256 threads).
 constexpr std::int64_t kMaxGrid = (std::int64_t{1} << 24) - 1;
+constexpr std::int64_t kMaxThreadsX = (std::int64_t{1} << 32) - 1;
 
 // A copy of `array` in fresh C-contiguous memory (used when an input overlaps an output).
 DeviceArray copy_of(const ArrayRef& array, const CallOptions& options) {
@@ -204,9 +206,9 @@ void plan_geometry(const detail::ElementwiseDefinition& def, detail::Elementwise
   // DRAM 4-6% slower on an H100 than one pass of the same kernel (saxpy float64 0.94x ->
   // 1.02x copy, float32 0.98x -> 1.03x, x[::2] 0.59x -> 0.63x; tools/bench/stream_probe.cu,
   // NOTES v21): blocks then sweep memory in order, as the copy engine does. The kernels keep
-  // their grid-stride loops for what one pass cannot cover: kMaxGrid, and with 32-bit
-  // indices the grid whose last step would overflow them.
-  std::int64_t cap = kMaxGrid;
+  // their grid-stride loops for what one pass cannot cover: kMaxGrid blocks, kMaxThreadsX
+  // threads, and with 32-bit indices the grid whose last step would overflow them.
+  std::int64_t cap = std::min(kMaxGrid, kMaxThreadsX / block);
   if (!plan.loop.layout.index64) {
     const std::int64_t room = std::numeric_limits<std::int32_t>::max() - 1 - plan.loop.size;
     cap = std::min(cap, std::max(max_blocks, room / (block * per_thread)));

@@ -70,6 +70,12 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   ElementwisePlan capped = saxpy.plan({2, huge, huge}, {}, options);
   CHECK(!capped.layout().index64);
   CHECK(capped.launch_config().grid[0] == (std::numeric_limits<std::int32_t>::max() - 1 - big) / 4096);
+  // 1024 threads a block: at most 2^32 - 1 threads along x (HIP's limit), so 4194303 blocks
+  // of 4 elements a thread, however many more the loop has.
+  PlanOptions wide_blocks = options;
+  wide_blocks.block_size = 1024;
+  const ArrayRef longest = described(DType::float32, {std::int64_t{1} << 35});
+  CHECK(saxpy.plan({2.0f, longest, longest}, {}, wide_blocks).launch_config().grid[0] == 4194303);
   // 64-bit indices: one pass again.
   const ArrayRef larger = described(DType::float32, {std::int64_t{3} << 30});
   ElementwisePlan wide = saxpy.plan({2.0f, larger, larger}, {}, options);
