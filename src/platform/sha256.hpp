@@ -1,5 +1,6 @@
 #pragma once
-// SHA-256 through OpenSSL's EVP interface; incremental and one-shot.
+// SHA-256, incremental and one-shot: computed with the CPU's SHA instructions where it has
+// them, else through OpenSSL's EVP interface (NOTE [ sha256 without OpenSSL's start-up ]).
 
 #include <memory>
 #include <string>
@@ -17,6 +18,8 @@ class Sha256 {
   void update(std::string_view bytes);
   /// The 32-byte digest as 64 lowercase hex characters; the object is spent afterwards.
   std::string hex_digest();
+  /// The raw 32-byte digest; the object is spent afterwards.
+  std::string raw_digest();
 
  private:
   struct Impl;
@@ -29,5 +32,11 @@ std::string sha256_hex(std::string_view bytes);
 std::string sha256_file_hex(const std::string& path);
 /// Raw 32-byte digest.
 std::string sha256_raw(std::string_view bytes);
+
+/// Whether digests begun now use the CPU's SHA instructions (else OpenSSL).
+bool sha256_uses_cpu_instructions();
+/// Makes digests begun from now on use OpenSSL even where the CPU has SHA instructions
+/// (`true`), or lets them use the instructions again; for tests that compare the two.
+void set_sha256_openssl_only(bool only);
 
 }  // namespace kernc::platform

@@ -12,11 +12,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bare_nvrtc.hpp"
+#include "call_costs.hpp"
+#include "first_call.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 
@@ -85,6 +88,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && !std::strcmp(argv[1], "--first-call-child")) return bench::first_call_child(argc - 2, argv + 2);
   std::int64_t n = 1ll << 28;  // 1 GiB of float32 per array
   int repeat = 20;
   std::string json_path;
@@ -215,40 +219,16 @@ int main(int argc, char** argv) {
     auto small_x = DeviceArray::empty(device, DType::float32, {1024});
     auto small_z = DeviceArray::empty(device, DType::float32, {1024});
     init(LaunchConfig{{4, 1, 1}, {256, 1, 1}, 0, {}}, {small_x, 1024LL, 3u});
-    // Two measures per path: host time per call over 20000 back-to-back calls (the steady
+    // Two measures per path: host time per call over 2000 back-to-back calls (the steady
     // state, which is the GPU's time per kernel when that is longer), and over a burst of
     // 200 calls after the GPU has gone idle (the host's own cost: 200 launches fit in the
-    // launch queue, so none waits for the GPU).
-    const int calls = 20000, burst = 200;
-    struct CallCost {
-      double steady_us, burst_us;
-    };
-    auto call_cost = [&](auto&& call) {
-      call();
-      device.synchronize();
-      auto begin = std::chrono::steady_clock::now();
-      for (int k = 0; k < calls; ++k) call();
-      device.synchronize();
-      CallCost cost{host_us(begin) / calls, 0};
-      std::vector<double> bursts;
-      for (int r = 0; r < 5; ++r) {
-        begin = std::chrono::steady_clock::now();
-        for (int k = 0; k < burst; ++k) call();
-        bursts.push_back(host_us(begin) / burst);
-        device.synchronize();
-      }
-      cost.burst_us = median(bursts);
-      return cost;
-    };
-    const CallCost kernc_cost = call_cost([&] { saxpy({2.0f, small_x, small_x}, {small_z}); });
-
-    // The same call through a kept plan (include/kernc/plan.hpp): no type resolution,
-    // broadcasting or loop planning per call, and the function taken from the plan.
+    // launch queue, so none waits for the GPU). The paths take turns, round after round,
+    // each round in a rotated order, on a thread kept on one CPU; each measure is the median
+    // over the rounds. Measured one path after another (v21), the host's drift between
+    // loops moved the ratios by 0.3-1.5 us, more than kernc's own 0.4 us (NOTES v21).
     PlanOptions plan_options;
     plan_options.multiprocessors = device.multiprocessors();
     const ElementwisePlan plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
-    const CallCost plan_cost = call_cost([&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); });
-
     RawKernel raw("extern \"C\" __global__ void raw_saxpy(float a, const float* x, const float* y, float* z, int n) {\n"
                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = a * x[i] + y[i];\n}\n",
                   "raw_saxpy");
@@ -260,11 +240,19 @@ int main(int argc, char** argv) {
     LaunchConfig small;
     small.block[0] = 256;
     small.grid[0] = 4;
-    const CallCost raw_cost = call_cost([&] { raw_fn.launch(small, args); });
-
-    // The same raw kernel through RawKernel::operator(): argument checks against the
-    // declaration, packing, and the launch entry found per call.
-    const CallCost raw_kernel_cost = call_cost([&] { raw(small, {2.0f, small_x, small_x, small_z, small_n}); });
+    const std::vector<std::function<void()>> call_paths = {
+        [&] { saxpy({2.0f, small_x, small_x}, {small_z}); },
+        // The same call through a kept plan (include/kernc/plan.hpp): no type resolution,
+        // broadcasting or loop planning per call, and the function taken from the plan.
+        [&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); },
+        [&] { raw_fn.launch(small, args); },
+        // The same raw kernel through RawKernel::operator(): argument checks against the
+        // declaration, packing, and the launch entry found per call.
+        [&] { raw(small, {2.0f, small_x, small_x, small_z, small_n}); },
+    };
+    const std::vector<bench::CallCost> costs = bench::interleaved_call_costs(device, call_paths, 2000, 200, 15);
+    const bench::CallCost &kernc_cost = costs[0], &plan_cost = costs[1], &raw_cost = costs[2],
+                          &raw_kernel_cost = costs[3];
     const double kernc_us = kernc_cost.steady_us, plan_us = plan_cost.steady_us, raw_us = raw_cost.steady_us;
     const double raw_kernel_us = raw_kernel_cost.steady_us;
 
@@ -276,8 +264,7 @@ int main(int argc, char** argv) {
     CallOptions cold_options;
     cold_options.engine = &cold;
     std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-    ElementwiseKernel fresh_saxpy("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y /*" + unique + "*/",
-                                  "saxpy");
+    ElementwiseKernel fresh_saxpy = bench::first_call_saxpy(unique);
     auto start = std::chrono::steady_clock::now();
     fresh_saxpy({2.0f, small_x, small_x}, {small_z}, cold_options);
     device.synchronize();
@@ -315,14 +302,24 @@ int main(int argc, char** argv) {
     const double bare_compile_ms = median(bare_ms), reduction_compile_ms = median(reduction_ms);
     const double bare_reduction_compile_ms = median(bare_reduction_ms);
 
-    // Warm disk: a new engine on the same cache directory, first call of the kernel.
-    Engine warm(fresh);
-    CallOptions warm_options;
-    warm_options.engine = &warm;
-    start = std::chrono::steady_clock::now();
-    fresh_saxpy({2.0f, small_x, small_x}, {small_z}, warm_options);
-    device.synchronize();
-    double warm_first_ms = host_us(start) / 1000;
+    // Warm disk, in this process: the first call of the kernel through each of 9 new engines
+    // on the same cache directory (nothing of it in the engine's memory; the process and
+    // the driver warm). The fresh-process figure, issue 14's, comes from child processes
+    // (first_call.hpp), once the second kernel they use is in the cache too.
+    bench::first_call_other(unique)({small_x}, {small_z}, cold_options);
+    std::vector<double> warm_engine_ms;
+    for (int k = 0; k < 9; ++k) {
+      Engine warm(fresh);
+      CallOptions warm_options;
+      warm_options.engine = &warm;
+      start = std::chrono::steady_clock::now();
+      fresh_saxpy({2.0f, small_x, small_x}, {small_z}, warm_options);
+      device.synchronize();
+      warm_engine_ms.push_back(host_us(start) / 1000);
+    }
+    const double warm_engine_first_ms = warm_engine_ms.front(), warm_engine_median_ms = median(warm_engine_ms);
+    const bench::FirstCallResults first_calls =
+        bench::measure_first_calls(std::filesystem::read_symlink("/proc/self/exe").string(), fresh.cache_dir.value, unique, 7);
     // The same by phase, through a third engine: Engine::load (disk read, checksum and key
     // checks, then the driver's module load), and the driver's load alone of the same binary
     // with its function lookup. What is left of the first call is planning and the launch.
@@ -444,7 +441,15 @@ int main(int argc, char** argv) {
     rows.push_back({"compile of a reduction, bare NVRTC", bare_reduction_compile_ms, "ms", 1.0});
     rows.push_back({"cold first call (compile+store+load+launch)", cold_first_ms, "ms", 0});
     rows.push_back({"cold first call of a reduction", cold_reduction_ms, "ms", 0});
-    rows.push_back({"warm-disk first call (read+load+launch)", warm_first_ms, "ms", 0});
+    rows.push_back({"warm-disk first call, fresh process (median of 7)", first_calls.fresh.total_ms, "ms", 0});
+    rows.push_back({"warm-disk first call of a second kernel in its process", first_calls.warmed.total_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: program generation (fresh process)", first_calls.phases.program_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: cache look-up, disk (fresh process)", first_calls.phases.find_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: first module load, driver (fresh process)", first_calls.phases.driver_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: Engine::load after both (fresh process)", first_calls.phases.load_ms, "ms", 0});
+    rows.push_back({"warm-disk phase: the call after the load (fresh process)", first_calls.phases.call_ms, "ms", 0});
+    rows.push_back({"warm-disk first call via a new Engine, this process, median of 9", warm_engine_median_ms, "ms", 0});
+    rows.push_back({"warm-disk first call via the first new Engine", warm_engine_first_ms, "ms", 0});
     rows.push_back({"warm-disk phase: Engine::load (read, checks, module load)", warm_load_ms, "ms", 0});
     rows.push_back({"warm-disk phase: module load + function, driver only", driver_load_ms, "ms", 0});
     rows.push_back({"warm-disk phase: its first launch + sync, driver only", first_launch_ms, "ms", 0});

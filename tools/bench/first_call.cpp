@@ -1,0 +1,157 @@
+#include "first_call.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernc/engine.hpp"
+
+using namespace kernc;
+
+namespace bench {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+const char* mode_name(int mode) { return mode == 0 ? "fresh" : mode == 1 ? "warmed" : "phases"; }
+
+// The shell word for `text`, which the bench makes from paths and digits only.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+ElementwiseKernel first_call_saxpy(const std::string& unique) {
+  return ElementwiseKernel("float32 a, float32 x, float32 y", "float32 z", "z = a * x + y /*" + unique + "*/",
+                           "saxpy");
+}
+
+ElementwiseKernel first_call_other(const std::string& unique) {
+  return ElementwiseKernel("float32 x", "float32 z", "z = x + 1 /*" + unique + "*/", "plus_one");
+}
+
+FirstCallResults measure_first_calls(const std::string& self, const std::string& cache_dir, const std::string& unique,
+                                     int children) {
+  FirstCallResults results;
+  results.children = children;
+  for (int mode = 0; mode < 3; ++mode) {
+    std::vector<double> total, program, find, driver, load, call;
+    for (int child = 0; child < children; ++child) {
+      const std::string command = quoted(self) + " --first-call-child " + mode_name(mode) + " " + quoted(cache_dir) +
+                                  " " + quoted(unique) + " 2>&1";
+      FILE* pipe = ::popen(command.c_str(), "r");
+      if (!pipe) throw std::runtime_error("cannot start " + command);
+      std::string output;
+      char buffer[512];
+      while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+      const int status = ::pclose(pipe);
+      FirstCallSample s;
+      const char* line = std::strstr(output.c_str(), "first-call ");
+      if (status != 0 || !line ||
+          std::sscanf(line, "first-call %lf %lf %lf %lf %lf %lf", &s.total_ms, &s.program_ms, &s.find_ms, &s.driver_ms,
+                      &s.load_ms, &s.call_ms) != 6) {
+        throw std::runtime_error(std::string("the ") + mode_name(mode) + " first-call child failed: " + output);
+      }
+      total.push_back(s.total_ms);
+      program.push_back(s.program_ms);
+      find.push_back(s.find_ms);
+      driver.push_back(s.driver_ms);
+      load.push_back(s.load_ms);
+      call.push_back(s.call_ms);
+    }
+    FirstCallSample& m = mode == 0 ? results.fresh : mode == 1 ? results.warmed : results.phases;
+    m = {median_of(total), median_of(program), median_of(find), median_of(driver), median_of(load), median_of(call)};
+  }
+  return results;
+}
+
+int first_call_child(int argc, char** argv) {
+  if (argc != 3) {
+    std::printf("usage: kernc_bench --first-call-child fresh|warmed|phases CACHE_DIR UNIQUE\n");
+    return 1;
+  }
+  const std::string mode = argv[0];
+  try {
+    Config config = Config::from_environment();
+    config.cache_dir.set(argv[1], "kernc_bench");
+    config.compile_policy.set("never", "kernc_bench");  // a compile here would be a broken sample
+    Engine engine(config);
+    CallOptions options;
+    options.engine = &engine;
+    // What a host program has done before its first kernel: the GPU opened, arrays made.
+    Device device = engine.device();
+    auto x = DeviceArray::empty(device, DType::float32, {1024});
+    auto z = DeviceArray::empty(device, DType::float32, {1024});
+    device.fill_bytes(x.ref().data, 0x3f, 1024 * 4);
+    device.synchronize();
+    ElementwiseKernel saxpy = first_call_saxpy(argv[2]);
+    FirstCallSample s;
+    if (mode == "warmed") {
+      ElementwiseKernel other = first_call_other(argv[2]);
+      other({x}, {z}, options);
+      device.synchronize();
+    }
+    if (mode == "phases") {
+      auto start = std::chrono::steady_clock::now();
+      const Program program = saxpy.program(parse_call_signature("scalar float32, float32, float32 -> float32"), Layout{});
+      s.program_ms = ms_since(start);
+      start = std::chrono::steady_clock::now();
+      const auto found = engine.cache().find(program, {device.target()}, nullptr);
+      s.find_ms = ms_since(start);
+      if (!found) throw std::runtime_error("the saxpy is not in the cache directory");
+      start = std::chrono::steady_clock::now();
+      const Module first_module = device.load(found->program->binary);
+      s.driver_ms = ms_since(start);
+      start = std::chrono::steady_clock::now();
+      engine.load(program, device);
+      s.load_ms = ms_since(start);
+      start = std::chrono::steady_clock::now();
+      saxpy({2.0f, x, x}, {z}, options);
+      device.synchronize();
+      s.call_ms = ms_since(start);
+      s.total_ms = s.program_ms + s.find_ms + s.driver_ms + s.load_ms + s.call_ms;
+    } else if (mode == "fresh" || mode == "warmed") {
+      const auto start = std::chrono::steady_clock::now();
+      saxpy({2.0f, x, x}, {z}, options);
+      device.synchronize();
+      s.total_ms = ms_since(start);
+    } else {
+      std::printf("unknown first-call mode %s\n", mode.c_str());
+      return 1;
+    }
+    // The result, checked: 0x3f3f3f3f is 0.7470..., so z = 3x.
+    std::vector<float> host(1024);
+    device.copy_to_host(host.data(), z.ref().data, host.size() * 4);
+    float expected = 0;
+    const unsigned bits = 0x3f3f3f3fu;
+    std::memcpy(&expected, &bits, 4);
+    for (float v : host) {
+      if (v != 3 * expected) {
+        std::printf("first-call child: saxpy gave %g, expected %g\n", v, 3 * expected);
+        return 1;
+      }
+    }
+    std::printf("first-call %.6f %.6f %.6f %.6f %.6f %.6f\n", s.total_ms, s.program_ms, s.find_ms, s.driver_ms,
+                s.load_ms, s.call_ms);
+    return 0;
+  } catch (const std::exception& error) {
+    std::printf("first-call child (%s): %s\n", mode.c_str(), error.what());
+    return 1;
+  }
+}
+
+}  // namespace bench
