@@ -22,7 +22,8 @@ struct KERNC_API ArrayRef {
   Dims shape;    ///< up to 8 axes without allocating (NOTE [ inline dims ], kernc/dims.hpp)
   Dims strides;
 
-  /// A C-contiguous view of `shape` at `data`.
+  /// A C-contiguous view of `shape` at `data`. Throws kernc::Error(invalid_argument) when a
+  /// stride would pass 2^63 bytes (possible even when an extent is zero).
   static ArrayRef contiguous(std::uint64_t data, DType dtype, std::vector<std::int64_t> shape);
   static ArrayRef contiguous(const void* data, DType dtype, std::vector<std::int64_t> shape) {
     return contiguous(reinterpret_cast<std::uintptr_t>(data), dtype, std::move(shape));

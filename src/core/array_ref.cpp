@@ -21,7 +21,13 @@ ArrayRef ArrayRef::contiguous(std::uint64_t data, DType dtype, std::vector<std::
   std::int64_t stride = static_cast<std::int64_t>(itemsize(dtype));
   for (size_t k = shape.size(); k-- > 0;) {
     ref.strides[k] = stride;
-    stride *= std::max<std::int64_t>(shape[k], 1);
+    // Zero extents do not make the strides of the others smaller, so a zero-size shape
+    // can still have strides past 64 bits (found by fuzz_array_source).
+    if (k > 0 && __builtin_mul_overflow(stride, std::max<std::int64_t>(shape[k], 1), &stride)) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("a C-contiguous {} array of shape {} has strides past "
+                                                           "2^63 bytes",
+                                                           to_string(dtype), shape));
+    }
   }
   ref.shape = std::move(shape);
   return ref;

@@ -331,14 +331,15 @@ void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlan
   const std::int64_t column_blocks = (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns);
   // Both kernels take the same splits (each output folds the same elements in the same
   // order either way, so results do not depend on which kernel ran). With a columns kernel,
-  // the one that runs whenever the inputs are aligned, they are sized as before NOTE
-  // [ reduction waves ]: 8 blocks a multiprocessor of the one-output kernel, which is 1 to 4
-  // of the columns kernel (a thread keeps 8 rows of 16 bytes in flight, so few threads
-  // fill the memory pipe). More blocks made it slower, not faster: the outer-axis sum over
-  // 16384^2 float32 ran at 0.91-0.96x copy with 272 blocks, 0.88x with 800 and 0.73x with
-  // 3168 (whole waves; ncu: 74% of DRAM peak), float16 0.93x, 0.88x and 0.53x
-  // (tools/bench/NOTES.md v21).
-  plan.splits = plan.columns > 1 ? splits_for(out_blocks, static_cast<std::int64_t>(multiprocessors) * 8)
+  // the one that runs whenever the inputs are aligned, they are sized for about 2 of its
+  // blocks a multiprocessor: a thread keeps 8 rows of 16 bytes in flight whatever the type,
+  // so a block count is a byte count in flight. More blocks made it slower, not faster: the
+  // outer-axis sum over 16384^2 float32 ran at 0.91-0.96x copy with 272 blocks (132 SMs),
+  // 0.88x with 800 and 0.73x with 3168 (whole waves; ncu: 74% of DRAM peak), float16 0.93x,
+  // 0.88x and 0.53x (tools/bench/NOTES.md v21). Sized in blocks of the one-output kernel
+  // instead (v21), a float16 sum, with twice float32's outputs per byte, ran 144 blocks,
+  // too few bytes in flight for an H200: 0.83x against float32's 0.96x (NOTES v22).
+  plan.splits = plan.columns > 1 ? splits_for(column_blocks, static_cast<std::int64_t>(multiprocessors) * 2)
                                  : splits_for(out_blocks, target_blocks);
   plan.launch = LaunchConfig{};
   plan.launch.block[0] = static_cast<unsigned>(kBlock);

@@ -173,3 +173,24 @@ TEST_CASE("cli sources: bad views are errors with NumPy's reasons") {
   CHECK(contains(source_error("arange:3x4:float32.transpose(x)"), "\"x\" is not an axis"));
   CHECK(contains(source_error("2.5[0]"), "2.5 is a scalar: a view ([0]) needs an array"));
 }
+
+TEST_CASE("cli sources: a zero-size shape whose other extents overflow the strides is refused") {
+  // fuzz_array_source's find: the element count is 0, but a C-order stride would pass 2^63
+  // bytes (signed overflow in ArrayRef::contiguous before the fix).
+  CHECK(contains(source_error("arange:0x4432x3x3x444x3x3x444x3x3x4432x3x3x444x3x086:int16[0::2].T"), "is too large"));
+  CHECK(contains(source_error("zeros:0x4294967296x4294967296:float64"), "is too large"));
+  // Zero-size arrays of sensible shapes still work.
+  const auto empty = kernc::cli::load_source("zeros:0x3x4:float32");
+  CHECK(empty.size() == 0);
+  CHECK(empty.shape == std::vector<std::int64_t>{0, 3, 4});
+  CHECK(empty.strides == std::vector<std::int64_t>{48, 16, 4});
+}
+
+TEST_CASE("ArrayRef::contiguous refuses strides past 2^63 bytes, zero extents or not") {
+  const std::int64_t big = std::int64_t{1} << 40;
+  CHECK_THROWS_WITH_AS(kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float64, {0, big, big}),
+                       doctest::Contains("has strides past 2^63 bytes"), kernc::Error);
+  const auto ok = kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float64, {0, big});
+  CHECK(ok.strides == std::vector<std::int64_t>{8 * big, 8});
+  CHECK(ok.size() == 0);
+}

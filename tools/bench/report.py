@@ -55,6 +55,10 @@ ROW_FLOOR = {
     "compile of a reduction, kernc / bare NVRTC": "compile of a reduction, bare NVRTC",
 }
 
+# How far below CuPy's bandwidth a row may be before it counts as below CuPy: the spread
+# of one operation (the device copy) timed by kernc_bench and cupy_bench.py in one run.
+CUPY_NOISE = 0.01
+
 # The reference each unit is divided by.
 FLOOR = {"TB/s": "device copy (read+write)", "us": "raw cuLaunchKernel per call (same driver)"}
 
@@ -126,8 +130,11 @@ def main():
             target_text, met = f">= {bound:.2f}x CUB ({vs_cub:.3f})", vs_cub >= bound
         elif kind == "like" and ratios.get(bound) and k_ratio is not None:
             target_text, met = f"f32's {ratios[bound]:.2f}x -5%", k_ratio >= 0.95 * ratios[bound]
-        # Never below CuPy: higher is better for TB/s, lower for times.
-        if c_value is not None and unit == "TB/s" and value < c_value:
+        # Never below CuPy: higher is better for TB/s, lower for times. Floors (the device
+        # copy) are not compared, and a bandwidth counts as below only by more than
+        # CUPY_NOISE: the same device copy, timed by both processes in one run, differed by
+        # 0.2-0.8% (tools/bench/NOTES.md v22).
+        if c_value is not None and unit == "TB/s" and case != FLOOR[unit] and value < c_value * (1 - CUPY_NOISE):
             met = False
             target_text = (target_text + " <CuPy").strip()
         if c_value is not None and unit == "us" and value > c_value:

@@ -315,6 +315,8 @@ std::int64_t element_count(const std::vector<std::int64_t>& shape) {
 std::vector<std::int64_t> parse_shape(const std::string& text) {
   if (text == "()") return {};
   std::vector<std::int64_t> shape;
+  // The product of the nonzero extents: a zero extent makes no elements, but the strides
+  // of the other axes are still that large (arange:0x2^40x2^40 must be refused too).
   std::int64_t count = 1;
   for (const auto& part : split(text, 'x')) {
     auto extent = parse_unsigned(part);
@@ -323,7 +325,8 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
                   fmt::format("shape \"{}\": expected extents joined by x, e.g. 1000 or 64x1000, or () for 0-d", text));
     }
     shape.push_back(static_cast<std::int64_t>(*extent));
-    if (*extent != 0 && count > std::numeric_limits<std::int64_t>::max() / 16 / static_cast<std::int64_t>(*extent)) {
+    if (*extent == 0) continue;
+    if (count > std::numeric_limits<std::int64_t>::max() / 16 / static_cast<std::int64_t>(*extent)) {
       throw Error(ErrorCode::invalid_argument, fmt::format("shape \"{}\" is too large", text));
     }
     count *= static_cast<std::int64_t>(*extent);
