@@ -81,6 +81,13 @@ class KERNC_API ElementwiseKernel {
   /// planned again for the copy).
   std::vector<DeviceArray> launch(const ElementwisePlan& plan, ListView<Arg> inputs,
                                   ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
+  /// launch() into the caller's `outputs` (required), returning nothing: no lookup, no
+  /// lock and no allocation on the host, for a loop that re-launches one plan with new
+  /// addresses. The same checks as launch(): arguments that differ from the plan's
+  /// descriptions, null addresses and overlapping outputs are errors; an input that
+  /// overlaps an output is copied first (that call allocates).
+  void launch_into(const ElementwisePlan& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs,
+                   const CallOptions& options = {}) const;
 
  private:
   std::shared_ptr<const detail::ElementwiseDefinition> definition_;

@@ -316,15 +316,17 @@ std::shared_ptr<detail::ElementwisePlanData> make_plan(const ElementwiseKernel& 
 }
 
 // Runs a plan whose arguments are known to match it (checked by launch(), or made from
-// them by operator()).
-std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const detail::ElementwiseDefinition& def,
-                                        detail::HandleTable& handles, const detail::ElementwisePlanData& plan,
-                                        ListView<Arg> inputs_in, ListView<ArrayRef> outputs_in,
-                                        const CallOptions& options, Engine& engine, const Device& device) {
+// them by operator()), writing `outputs`: the caller's (`callers`: they may alias each
+// other or an input, which is checked) or arrays allocated for this call. Allocates
+// nothing unless an input overlaps an output (NOTE [ kept plan ]).
+void launch_planned_into(const ElementwiseKernel& kernel, const detail::ElementwiseDefinition& def,
+                         detail::HandleTable& handles, const detail::ElementwisePlanData& plan, ListView<Arg> inputs_in,
+                         ListView<ArrayRef> outputs, bool callers, const CallOptions& options, Engine& engine,
+                         const Device& device) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
-  std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);
-  if (plan.loop.size == 0) return outputs;
+  if (plan.loop.size == 0) return;
+  const ListView<ArrayRef> outputs_in = callers ? outputs : ListView<ArrayRef>{};
 
   // Aliasing (only arrays the caller passed can alias): outputs must not share memory; an
   // input that shares memory with an output is read from a copy unless it is the very same
@@ -359,7 +361,8 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
       // The copies are laid out differently from the descriptions: plan again for them.
       auto replanned = make_plan(kernel, def, handles, copied, outputs_in, std::nullopt, plan.types.bindings,
                                  plan.multiprocessors, plan.launch.block[0]);
-      return launch_planned(kernel, def, handles, *replanned, copied, outputs_in, options, engine, device);
+      launch_planned_into(kernel, def, handles, *replanned, copied, outputs_in, true, options, engine, device);
+      return;
     }
   }
 
@@ -396,12 +399,29 @@ std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const d
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
-    const std::uint64_t address = outputs[k].ref().data;
+    const std::uint64_t address = outputs[k].data;
     std::memcpy(pack.parameter(sig.in.size() + k), &address, sizeof address);
   }
   LaunchConfig config = plan.launch;
   config.stream = options.stream;
   function.launch(config, pack.pointers());
+}
+
+// The same, returning the outputs: the caller's as non-owning arrays, or those allocated.
+std::vector<DeviceArray> launch_planned(const ElementwiseKernel& kernel, const detail::ElementwiseDefinition& def,
+                                        detail::HandleTable& handles, const detail::ElementwisePlanData& plan,
+                                        ListView<Arg> inputs_in, ListView<ArrayRef> outputs_in,
+                                        const CallOptions& options, Engine& engine, const Device& device) {
+  std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);
+  if (plan.loop.size == 0) return outputs;
+  if (!outputs_in.empty()) {
+    launch_planned_into(kernel, def, handles, plan, inputs_in, outputs_in, true, options, engine, device);
+    return outputs;
+  }
+  std::vector<ArrayRef> allocated;
+  allocated.reserve(outputs.size());
+  for (const auto& output : outputs) allocated.push_back(output.ref());
+  launch_planned_into(kernel, def, handles, plan, inputs_in, allocated, false, options, engine, device);
   return outputs;
 }
 
@@ -413,6 +433,25 @@ ElementwisePlan ElementwiseKernel::plan(ListView<Arg> inputs, ListView<ArrayRef>
   plan.data_ = make_plan(*this, *definition_, *handles_, inputs, outputs, options.size, options.bindings,
                          options.multiprocessors, options.block_size);
   return plan;
+}
+
+void ElementwiseKernel::launch_into(const ElementwisePlan& planned, ListView<Arg> inputs, ListView<ArrayRef> outputs,
+                                    const CallOptions& options) const {
+  const auto& def = *definition_;
+  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
+  if (outputs.empty() && !def.signature.out.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: launch_into writes the caller's outputs, and none were given (launch() allocates them)",
+                            def.name));
+  }
+  const detail::ElementwisePlanData& plan = *planned.data_;
+  if (plan.table != handles_.get() || !detail::matches(plan, inputs, outputs)) {
+    check_counts(def, inputs, outputs, false);
+    detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, plan, inputs, outputs);
+  }
+  Engine& engine = detail::engine_of(options);
+  const Device device = detail::device_for(def.name, engine, options.device, plan);
+  launch_planned_into(*this, def, *handles_, plan, inputs, outputs, true, options, engine, device);
 }
 
 std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planned, ListView<Arg> inputs,

@@ -30,6 +30,12 @@ TEST_CASE("an elementwise plan kept and launched on three sets of new buffers ma
   saxpy.launch(into, {1.5f, dx, dy}, {dz.ref()});
   auto z = download<float>(dz);
   for (std::int64_t k = 0; k < n; ++k) REQUIRE(z[k] == doctest::Approx(1.5f * x[k] + y[k]).epsilon(1e-6));
+  // launch_into: the same plan, new inputs and scalar, written into the caller's output.
+  auto x2 = random.uniform<float>(n), y2 = random.uniform<float>(n);
+  auto dx2 = upload(DType::float32, {n}, x2), dy2 = upload(DType::float32, {n}, y2);
+  saxpy.launch_into(into, {-0.75f, dx2, dy2}, {dz.ref()});
+  z = download<float>(dz);
+  for (std::int64_t k = 0; k < n; ++k) REQUIRE(z[k] == doctest::Approx(-0.75f * x2[k] + y2[k]).epsilon(1e-6));
 }
 
 TEST_CASE("a reduction plan kept and launched twice reduces each new input over axis 1") {

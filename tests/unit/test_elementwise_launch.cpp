@@ -402,6 +402,58 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   second->~Engine();
 }
 
+TEST_CASE("elementwise::launch_into packs what launch packs, into the caller's outputs, and allocates nothing") {
+  FakeGpus gpus;
+  KeptSaxpy kept(gpus);
+  const ElementwiseKernel& saxpy = kept.saxpy;
+  const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
+  const ElementwisePlan& plan = kept.plan;
+  DeviceArray x2 = gpus.array(1000), y2 = gpus.array(1000), z2 = gpus.array(1000);
+  saxpy.launch(plan, {0.25f, x2, y2}, {z2}, gpus.options);  // loads the module
+  saxpy.launch_into(plan, {0.25f, x2, y2}, {z2}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 2);
+  {
+    const Launch &by_launch = gpus.first->launches[0], &by_launch_into = gpus.first->launches[1];
+    CHECK(by_launch_into.field<float>(0) == by_launch.field<float>(0));
+    for (std::size_t view = 1; view <= 3; ++view) {
+      CHECK(by_launch_into.field<std::uint64_t>(view) == by_launch.field<std::uint64_t>(view));
+      CHECK(by_launch_into.field<std::int32_t>(view, 8) == 1000);
+    }
+    CHECK(by_launch_into.field<std::int32_t>(4) == 1000);
+    CHECK(by_launch_into.field<std::uint64_t>(3) == z2.ref().data);
+  }
+  gpus.first->recording = false;
+  const int before = kernc_test::thread_allocations();
+  for (int k = 0; k < 10; ++k) saxpy.launch_into(plan, {0.5f * k, x, y}, {z}, gpus.options);
+  CHECK(kernc_test::thread_allocations() - before == 0);
+  CHECK(gpus.first->unrecorded_launches == 10);
+  gpus.first->recording = true;
+  saxpy.launch_into(plan, {-3.0f, x, y}, {z}, gpus.options);
+  REQUIRE(gpus.first->launches.size() == 3);
+  const Launch& last = gpus.first->launches[2];
+  CHECK(last.field<float>(0) == -3.0f);
+  CHECK(last.field<std::uint64_t>(1) == x.ref().data);
+  CHECK(last.field<std::uint64_t>(2) == y.ref().data);
+  CHECK(last.field<std::uint64_t>(3) == z.ref().data);
+
+  // The checks launch() makes, and one of its own: the outputs are required.
+  CHECK(contains(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {}, gpus.options); }),
+                 "launch_into writes the caller's outputs, and none were given"));
+  ArrayRef null_z = z.ref();
+  null_z.data = 0;
+  CHECK(contains(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {null_z}, gpus.options); }),
+                 "saxpy_hot: null data pointer"));
+  DeviceArray short_z = gpus.array(999);
+  CHECK(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {short_z}, gpus.options); }) ==
+        error_of([&] { saxpy.launch(plan, {2.0f, x, y}, {short_z}, gpus.options); }));
+  CHECK(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {short_z}, gpus.options); }) != "no error");
+  // An input that is the very same view as the output is read before it is written: no copy.
+  const std::size_t launches = gpus.first->launches.size();
+  ArrayRef z_as_input = z.ref();
+  saxpy.launch_into(plan, {2.0f, x, z_as_input}, {z}, gpus.options);  // the very same view: no copy
+  CHECK(gpus.first->launches.size() == launches + 1);
+}
+
 TEST_CASE("elementwise::a kept plan's launch from braced lists allocates only the vector it returns") {
   // NOTE [ argument lists ] (kernc/list_view.hpp) and NOTE [ inline dims ]: the lists are
   // read where the caller built them, and their views copy without allocating.

@@ -244,15 +244,17 @@ int main(int argc, char** argv) {
         [&] { saxpy({2.0f, small_x, small_x}, {small_z}); },
         // The same call through a kept plan (include/kernc/plan.hpp): no type resolution,
         // broadcasting or loop planning per call, and the function taken from the plan.
-        [&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); },
+        [&] { saxpy.launch_into(plan, {2.0f, small_x, small_x}, {small_z}); },
         [&] { raw_fn.launch(small, args); },
         // The same raw kernel through RawKernel::operator(): argument checks against the
         // declaration, packing, and the launch entry found per call.
         [&] { raw(small, {2.0f, small_x, small_x, small_z, small_n}); },
+        // launch(), which returns the outputs as arrays (one allocation, two reference counts).
+        [&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); },
     };
     const std::vector<bench::CallCost> costs = bench::interleaved_call_costs(device, call_paths, 2000, 200, 15);
     const bench::CallCost &kernc_cost = costs[0], &plan_cost = costs[1], &raw_cost = costs[2],
-                          &raw_kernel_cost = costs[3];
+                          &raw_kernel_cost = costs[3], &plan_returning_cost = costs[4];
     const double kernc_us = kernc_cost.steady_us, plan_us = plan_cost.steady_us, raw_us = raw_cost.steady_us;
     const double raw_kernel_us = raw_kernel_cost.steady_us;
 
@@ -420,7 +422,9 @@ int main(int argc, char** argv) {
     }
     rows.insert(rows.end(), typed_rows.begin(), typed_rows.end());
     rows.push_back({"elementwise call, host time per call", kernc_us, "us", kernc_us / raw_us});
-    rows.push_back({"elementwise launch of a kept plan, per call", plan_us, "us", plan_us / raw_us});
+    rows.push_back({"elementwise launch_into of a kept plan, per call", plan_us, "us", plan_us / raw_us});
+    rows.push_back({"kept plan through launch() (returns outputs), per call", plan_returning_cost.steady_us, "us",
+                    plan_returning_cost.steady_us / raw_us});
     rows.push_back({"RawKernel call, host time per call", raw_kernel_us, "us", raw_kernel_us / raw_us});
     rows.push_back({"raw cuLaunchKernel per call (same driver)", raw_us, "us", 1.0});
     rows.push_back({"elementwise call, host cost of a burst of 200", kernc_cost.burst_us, "us",

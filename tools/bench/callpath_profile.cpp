@@ -225,6 +225,8 @@ int main(int argc, char** argv) {
                             [&] { saxpy({2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("b' RawKernel::operator() prebuilt", n, driver, [&] { raw(small, raw_args); }));
   results.push_back(measure("c' launch(plan) prebuilt", n, driver, [&] { saxpy.launch(plan, inputs, outputs); }));
+  results.push_back(measure("c\" launch_into(plan)", n, driver,
+                            [&] { saxpy.launch_into(plan, {2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("d' operator() prebuilt", n, driver, [&] { saxpy(inputs, outputs); }));
   // e: kernc's part of bench.cpp's "warm-disk first call": the first call of a new kernel
   // object through a new Engine on the same cache directory, which finds the binary on
