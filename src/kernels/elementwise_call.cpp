@@ -435,6 +435,19 @@ ElementwisePlan ElementwiseKernel::plan(ListView<Arg> inputs, ListView<ArrayRef>
   return plan;
 }
 
+namespace {
+
+// The arguments of a kept plan's launch: one comparison when they are what the plan
+// describes; the checks that say what differs only when they are not (NOTE [ kept plan ]).
+void check_planned_arguments(const detail::ElementwiseDefinition& def, const detail::HandleTable& handles,
+                             const detail::ElementwisePlanData& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs) {
+  if (plan.table == &handles && detail::matches(plan, inputs, outputs)) return;
+  check_counts(def, inputs, outputs, false);
+  detail::check_launch_arguments(def.name, handles, def.signature.in, def.signature.out, plan, inputs, outputs);
+}
+
+}  // namespace
+
 void ElementwiseKernel::launch_into(const ElementwisePlan& planned, ListView<Arg> inputs, ListView<ArrayRef> outputs,
                                     const CallOptions& options) const {
   const auto& def = *definition_;
@@ -445,10 +458,7 @@ void ElementwiseKernel::launch_into(const ElementwisePlan& planned, ListView<Arg
                             def.name));
   }
   const detail::ElementwisePlanData& plan = *planned.data_;
-  if (plan.table != handles_.get() || !detail::matches(plan, inputs, outputs)) {
-    check_counts(def, inputs, outputs, false);
-    detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, plan, inputs, outputs);
-  }
+  check_planned_arguments(def, *handles_, plan, inputs, outputs);
   Engine& engine = detail::engine_of(options);
   const Device device = detail::device_for(def.name, engine, options.device, plan);
   launch_planned_into(*this, def, *handles_, plan, inputs, outputs, true, options, engine, device);
@@ -460,12 +470,7 @@ std::vector<DeviceArray> ElementwiseKernel::launch(const ElementwisePlan& planne
   const auto& def = *definition_;
   if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
   const detail::ElementwisePlanData& plan = *planned.data_;
-  // One comparison when the arguments are what the plan describes; the checks that say
-  // what differs only when they are not (NOTE [ kept plan ]).
-  if (plan.table != handles_.get() || !detail::matches(plan, inputs, outputs)) {
-    check_counts(def, inputs, outputs, false);
-    detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, plan, inputs, outputs);
-  }
+  check_planned_arguments(def, *handles_, plan, inputs, outputs);
   Engine& engine = detail::engine_of(options);
   const Device device = detail::device_for(def.name, engine, options.device, plan);
   return launch_planned(*this, def, *handles_, plan, inputs, outputs, options, engine, device);

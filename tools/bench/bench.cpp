@@ -20,6 +20,7 @@
 #include "bare_nvrtc.hpp"
 #include "call_costs.hpp"
 #include "first_call.hpp"
+#include "median.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 
@@ -27,10 +28,7 @@ using namespace kernc;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 // Median milliseconds of `body` over `repeat` runs, timed with events on the default stream.
 template <class Body>

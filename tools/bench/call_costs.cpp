@@ -1,5 +1,7 @@
 #include "call_costs.hpp"
 
+#include "median.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -8,11 +10,6 @@
 namespace bench {
 
 namespace {
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 // Keeps the calling thread on the CPU it runs on now (best effort: a host that refuses
 // leaves the scheduler free to move it, which only adds noise).
@@ -52,7 +49,7 @@ std::vector<CallCost> interleaved_call_costs(const kernc::Device& device,
     }
   }
   std::vector<CallCost> costs(count);
-  for (std::size_t p = 0; p < count; ++p) costs[p] = {median_of(steady[p]), median_of(burst[p])};
+  for (std::size_t p = 0; p < count; ++p) costs[p] = {median(steady[p]), median(burst[p])};
   return costs;
 }
 

@@ -1,5 +1,7 @@
 #include "first_call.hpp"
 
+#include "median.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,11 +19,6 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
 }
 
 const char* mode_name(int mode) { return mode == 0 ? "fresh" : mode == 1 ? "warmed" : "phases"; }
@@ -74,7 +71,7 @@ FirstCallResults measure_first_calls(const std::string& self, const std::string&
       call.push_back(s.call_ms);
     }
     FirstCallSample& m = mode == 0 ? results.fresh : mode == 1 ? results.warmed : results.phases;
-    m = {median_of(total), median_of(program), median_of(find), median_of(driver), median_of(load), median_of(call)};
+    m = {median(total), median(program), median(find), median(driver), median(load), median(call)};
   }
   return results;
 }
