@@ -146,6 +146,11 @@ class KERNC_API Cache {
   /// std::nullopt when no target has an accepted binary.
   std::optional<CacheResult> find(const Program& program, const std::vector<Target>& targets,
                                   const std::function<bool(const CacheResult&)>& accept = {});
+  /// The same for a program known by its digest (the "program" field of key_material)
+  /// rather than its source; `name` is the program's, for log lines.
+  std::optional<CacheResult> find_digest(const std::string& program_digest, const std::string& name,
+                                         const std::vector<Target>& targets,
+                                         const std::function<bool(const CacheResult&)>& accept = {});
 
   /// The key get_or_compile would use, without compiling anything.
   std::string key(const Program& program, const Target& target, const Compiler& compiler) const;

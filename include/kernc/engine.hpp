@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,12 @@ class KERNC_API Engine {
   /// the compile policy is "never", compiled for the device's own architecture. With
   /// "never", a program in no cache is an Error(not_precompiled) naming the architecture.
   Loaded load(const Program& program, const Device& device);
+  /// A generated program named by its variant: text that says exactly what the program is
+  /// made from within this build of kernc (a kernel's definition, a call's resolved types,
+  /// its layout). The same as load(make_program(), device), except that a variant the
+  /// cache directory's index knows (NOTE [ variant index ]) is found by its program digest
+  /// without running make_program. An empty variant is not looked up or recorded.
+  Loaded load(const std::string& variant, const std::function<Program()>& make_program, const Device& device);
 
   /// Modules loaded by this engine so far (for tests and `kernc run`).
   std::size_t loaded_modules() const;
@@ -68,6 +75,12 @@ class KERNC_API Engine {
   std::vector<Loaded> loaded() const;
 
  private:
+  /// Offers a cache hit (or a fresh compile) to the driver: on success `loaded` holds the
+  /// module (the one loaded before for this device and key, if any); a cached binary the
+  /// driver refuses is described in `refusals` and false returned.
+  bool try_load(const CacheResult& result, const Device& device, std::optional<Loaded>& loaded,
+                std::string& refusals);
+
   const std::uint64_t id_;
   Config config_;
   std::unique_ptr<Cache> cache_;

@@ -55,6 +55,10 @@ class KERNC_API ElementwiseKernel {
   ResolvedTypes resolve(const CallTypes& types) const;
   /// The one program this call shape uses (deterministic, so its cache key is too).
   Program program(const CallTypes& types, const Layout& layout) const;
+  /// What program(types, layout) is made from, as text that names it within this build of
+  /// kernc: the key of the cache directory's variant index (Engine::load); empty when the
+  /// compile options name include directories.
+  std::string variant(const CallTypes& types, const Layout& layout) const;
   const std::vector<Parameter>& in_params() const noexcept;
   const std::vector<Parameter>& out_params() const noexcept;
   const std::string& operation() const noexcept;
@@ -110,6 +114,8 @@ class KERNC_API ReductionKernel {
   bool has_identity() const noexcept;
   ResolvedTypes resolve(const CallTypes& types) const;
   Program program(const CallTypes& types, const Layout& layout) const;
+  /// As ElementwiseKernel::variant.
+  std::string variant(const CallTypes& types, const Layout& layout) const;
   const std::vector<Parameter>& in_params() const noexcept;
   const std::vector<Parameter>& out_params() const noexcept;
   const ReductionOptions& options() const noexcept;

@@ -238,9 +238,14 @@ std::vector<std::string> Cache::locations() const {
 
 std::optional<CacheResult> Cache::find(const Program& program, const std::vector<Target>& targets,
                                        const std::function<bool(const CacheResult&)>& accept) {
-  auto start = std::chrono::steady_clock::now();
   validate(program.options);
-  const std::string digest = cache::program_digest(program);
+  return find_digest(cache::program_digest(program), program.name, targets, accept);
+}
+
+std::optional<CacheResult> Cache::find_digest(const std::string& digest, const std::string& name,
+                                              const std::vector<Target>& targets,
+                                              const std::function<bool(const CacheResult&)>& accept) {
+  auto start = std::chrono::steady_clock::now();
   auto answer = [&](CacheResult& result) {
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return !accept || accept(result);
@@ -249,7 +254,7 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
   for (size_t rung = 0; rung < targets.size(); ++rung) {
     const Target& target = targets[rung];
     const std::string program_key = cache::program_key(digest, target);
-    detail::logger().debug("{}: looking for {} (program key {}) in memory and {} tier(s)", program.name, target.str(),
+    detail::logger().debug("{}: looking for {} (program key {}) in memory and {} tier(s)", name, target.str(),
                            program_key, tiers.size());
     CacheResult result;
     if (auto [key, program_ptr] = memory_->find_program(program_key); program_ptr) {
@@ -284,7 +289,7 @@ std::optional<CacheResult> Cache::find(const Program& program, const std::vector
         if (!answer(offered)) continue;
         take_hit(*tier, key, offered.program, lookup.encoded, result, load_ms, rung > 0);
         result.elapsed_ms = offered.elapsed_ms;
-        detail::logger().info("{}: {} binary {} from {} ({:.2f} ms)", program.name, target.str(), key,
+        detail::logger().info("{}: {} binary {} from {} ({:.2f} ms)", name, target.str(), key,
                               tier->location(), load_ms);
         return result;
       }

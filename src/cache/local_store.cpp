@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/cache_key.hpp"
+#include "cache/entry_trust.hpp"
 #include "kernc/error.hpp"
 #include "platform/files.hpp"
 
@@ -31,21 +32,6 @@ constexpr std::time_t kAbandonedTempSeconds = 3600;
 bool is_entry_name(const std::string& name) {
   bool legacy = name.size() == kProgramKeyLength && name.find_first_not_of("0123456789abcdef") == std::string::npos;
   return legacy || is_key(name);
-}
-
-// Why an entry file with this status must not be loaded (NOTE [ entry trust ]); empty if it may.
-std::string untrusted(const struct stat& info) {
-  if (S_ISLNK(info.st_mode)) return "it is a symbolic link";
-  if (S_ISDIR(info.st_mode)) return "a directory stands in its place";
-  if (!S_ISREG(info.st_mode)) return "it is not a regular file";
-  if (info.st_uid != ::geteuid() && info.st_uid != 0) {
-    return fmt::format("it is owned by uid {}, not by this user (uid {}) or root", info.st_uid, ::geteuid());
-  }
-  if (info.st_mode & (S_IWGRP | S_IWOTH)) {
-    return fmt::format("it is writable by {} (mode {:o})", info.st_mode & S_IWOTH ? "others" : "its group",
-                       info.st_mode & 0777);
-  }
-  return {};
 }
 
 // Removes whatever stands at `path` (a file, a symlink, a directory tree).
@@ -119,7 +105,7 @@ CacheStats stats_from_json(const nlohmann::json& j) {
 }  // namespace
 
 LocalStore::LocalStore(std::string root, std::uint64_t max_size, Mode mode)
-    : root_(std::move(root)), entries_(root_ + "/entries"), max_size_(max_size), mode_(mode) {
+    : root_(std::move(root)), entries_(root_ + "/entries"), index_(root_ + "/index"), max_size_(max_size), mode_(mode) {
   const bool read_only = mode_ == Mode::read_only;
   if (!read_only) platform::make_directories(root_, 0700);
   struct stat info {};
@@ -375,6 +361,7 @@ std::uint64_t LocalStore::clear() {
     removed += remove_any(file.path) ? 1 : 0;
     ::unlink((file.path + ".cu").c_str());
   }
+  remove_any(root_ + "/index");  // digests of programs that are gone
   std::lock_guard<std::mutex> guard(size_mutex_);
   size_estimate_ = 0;
   return removed;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cache/store.hpp"
+#include "cache/variant_index.hpp"
 #include "kernc/cache.hpp"
 
 namespace kernc::cache {
@@ -68,8 +69,13 @@ class LocalStore final : public Store {
   /// Removes least recently used entries until at most `max_size` bytes remain, and
   /// temp files abandoned more than an hour ago. Waits for the cleanup lock.
   PruneReport prune(std::uint64_t max_size);
-  /// Removes every entry; returns how many.
+  /// Removes every entry, and the variant index; returns how many entries.
   std::uint64_t clear();
+  /// The variant index (NOTE [ variant index ]) of a writable store whose build of kernc
+  /// has a build ID; nullptr otherwise.
+  const VariantIndex* variant_index() const noexcept {
+    return writable_ && index_.enabled() ? &index_ : nullptr;
+  }
   /// The full key of the one entry whose key starts with `prefix`; throws
   /// kernc::Error(not_found) or (invalid_argument) when none or several match.
   std::string resolve(const std::string& prefix) const;
@@ -86,6 +92,7 @@ class LocalStore final : public Store {
 
   std::string root_;
   std::string entries_;
+  VariantIndex index_;
   std::uint64_t max_size_;
   Mode mode_;
   bool writable_ = true;

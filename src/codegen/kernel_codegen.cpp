@@ -337,4 +337,62 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   return make_program(name, render("reduction.cu.in", template_file("reduction.cu.in"), values), o.compile);
 }
 
+namespace {
+
+// Tagged, length-prefixed fields (as canonical_bytes writes options): no two different
+// definitions share a text, whatever bytes their snippets hold.
+class VariantText {
+ public:
+  explicit VariantText(std::string_view kind) { field("kind", kind); }
+  void field(std::string_view tag, std::string_view value) {
+    text_ += fmt::format("{}={}:", tag, value.size());
+    text_.append(value.data(), value.size());
+    text_ += ';';
+  }
+  void params(const dsl::Signature& signature) {
+    for (const auto& p : signature.in) field("in", p.text);
+    for (const auto& p : signature.out) field("out", p.text);
+  }
+  std::string finish(const CompileOptions& compile, const CallTypes& types, const ResolvedTypes& resolved,
+                     const Layout& layout) {
+    if (!compile.include_dirs.empty()) return {};
+    field("compile", canonical_bytes(compile));
+    field("variant", variant_text(types, resolved, layout));
+    return std::move(text_);
+  }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+std::string elementwise_variant(const detail::ElementwiseDefinition& definition, const CallTypes& types,
+                                const ResolvedTypes& resolved, const Layout& layout) {
+  VariantText text("elementwise");
+  text.field("name", definition.name);
+  text.params(definition.signature);
+  text.field("operation", definition.operation);
+  text.field("preamble", definition.options.preamble);
+  text.field("loop_prep", definition.options.loop_prep);
+  text.field("after_loop", definition.options.after_loop);
+  text.field("reduce_dims", definition.options.reduce_dims ? "1" : "0");
+  return text.finish(definition.options.compile, types, resolved, layout);
+}
+
+std::string reduction_variant(const detail::ReductionDefinition& definition, const CallTypes& types,
+                              const ResolvedTypes& resolved, const Layout& layout) {
+  VariantText text("reduction");
+  text.field("name", definition.name);
+  text.params(definition.signature);
+  text.field("map", definition.map_expr);
+  text.field("reduce", definition.reduce_expr);
+  text.field("post_map", definition.post_map_expr);
+  text.field("identity", definition.identity);
+  text.field("reduce_type", definition.options.reduce_type);
+  text.field("preamble", definition.options.preamble);
+  text.field("reduce_dims", definition.options.reduce_dims ? "1" : "0");
+  return text.finish(definition.options.compile, types, resolved, layout);
+}
+
 }  // namespace kernc::codegen

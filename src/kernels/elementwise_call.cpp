@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/kernel_codegen.hpp"
 #include "dsl/definitions.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
@@ -373,7 +374,8 @@ void launch_planned_into(const ElementwiseKernel& kernel, const detail::Elementw
   if (!loaded) {
     loaded = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
-        return engine.load(kernel.program(plan.types, layout), device);
+        return engine.load(codegen::elementwise_variant(def, plan.types, plan.resolved, layout),
+                           [&] { return kernel.program(plan.types, layout); }, device);
       } catch (const Error& error) {
         throw detail::load_error(error, name, plan.types, plan.resolved, layout);
       }

@@ -62,4 +62,8 @@ Program ElementwiseKernel::program(const CallTypes& types, const Layout& layout)
   return codegen::render_elementwise(*definition_, types, resolve(types), layout);
 }
 
+std::string ElementwiseKernel::variant(const CallTypes& types, const Layout& layout) const {
+  return codegen::elementwise_variant(*definition_, types, resolve(types), layout);
+}
+
 }  // namespace kernc

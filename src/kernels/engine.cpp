@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cache/cache_key.hpp"
+#include "cache/local_store.hpp"
 #include "kernc/error.hpp"
 #include "util/log.hpp"
 
@@ -85,41 +87,43 @@ std::string describe_choice(const Target& served, const Target& device) {
 // A binary the driver refuses (PTX newer than the driver, a cubin of a newer toolkit) is
 // passed over, logged, and the next rung is tried. The choice is visible: Loaded::choice,
 // a debug log line, and CacheStats::fallback_hits.
+bool Engine::try_load(const CacheResult& result, const Device& device, std::optional<Loaded>& loaded,
+                      std::string& refusals) {
+  const auto slot_key = std::make_pair(device.ordinal(), result.key);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto found = modules_.find(slot_key); found != modules_.end()) {
+      loaded = found->second;
+      return true;
+    }
+  }
+  Loaded fresh;
+  try {
+    fresh.module = device.load(result.program->binary);
+  } catch (const Error& error) {
+    if (result.outcome == CacheOutcome::compiled) throw;
+    refusals += fmt::format("; the driver refused {} from {}: {}", result.program->target.str(),
+                            result.location.empty() ? "memory" : result.location, error.what());
+    detail::logger().warn("cache entry {} passed over: the driver cannot load it: {}", result.key, error.what());
+    return false;
+  }
+  fresh.program = result.program;
+  fresh.outcome = result.outcome;
+  fresh.key = result.key;
+  fresh.location = result.location;
+  fresh.choice = describe_choice(result.program->target, device.target());
+  std::lock_guard<std::mutex> lock(mutex_);
+  loaded = modules_.emplace(slot_key, std::move(fresh)).first->second;  // a racing load of the key wins once
+  return true;
+}
+
 Engine::Loaded Engine::load(const Program& program, const Device& device) {
   const Target target = device.target();
   std::optional<Loaded> loaded;
   std::string refusals;
-  auto try_load = [&](const CacheResult& result) {
-    const auto slot_key = std::make_pair(device.ordinal(), result.key);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (auto found = modules_.find(slot_key); found != modules_.end()) {
-        loaded = found->second;
-        return true;
-      }
-    }
-    Loaded fresh;
-    try {
-      fresh.module = device.load(result.program->binary);
-    } catch (const Error& error) {
-      if (result.outcome == CacheOutcome::compiled) throw;
-      refusals += fmt::format("; the driver refused {} from {}: {}", result.program->target.str(),
-                              result.location.empty() ? "memory" : result.location, error.what());
-      detail::logger().warn("cache entry {} passed over: the driver cannot load it: {}", result.key, error.what());
-      return false;
-    }
-    fresh.program = result.program;
-    fresh.outcome = result.outcome;
-    fresh.key = result.key;
-    fresh.location = result.location;
-    fresh.choice = describe_choice(result.program->target, target);
-    std::lock_guard<std::mutex> lock(mutex_);
-    loaded = modules_.emplace(slot_key, std::move(fresh)).first->second;  // a racing load of the key wins once
-    return true;
-  };
-
+  auto offer = [&](const CacheResult& result) { return try_load(result, device, loaded, refusals); };
   const std::vector<Target> ladder = binary_ladder(target);
-  if (cache_->find(program, ladder, try_load)) {
+  if (cache_->find(program, ladder, offer)) {
     detail::logger().debug("{} on device {} ({}): {} from {}", program.name, device.ordinal(), target.str(),
                            loaded->choice, loaded->location.empty() ? "memory" : loaded->location);
     return *loaded;
@@ -139,10 +143,30 @@ Engine::Loaded Engine::load(const Program& program, const Device& device) {
   // The cache answers from memory after the first call; compiling happens outside any
   // lock of the engine, so loads of other programs never wait for it.
   CacheResult result = cache_->get_or_compile(program, target, compiler);
-  try_load(result);
+  try_load(result, device, loaded, refusals);
   detail::logger().debug("{} on device {} ({}): {} ({})", program.name, device.ordinal(), target.str(),
                          loaded->choice, to_string(result.outcome));
   return *loaded;
+}
+
+Engine::Loaded Engine::load(const std::string& variant, const std::function<Program()>& make_program,
+                            const Device& device) {
+  const cache::VariantIndex* index = variant.empty() || !cache_->store() ? nullptr : cache_->store()->variant_index();
+  if (index) {
+    if (const auto digest = index->find(variant)) {
+      std::optional<Loaded> loaded;
+      std::string refusals;
+      auto offer = [&](const CacheResult& result) { return try_load(result, device, loaded, refusals); };
+      if (cache_->find_digest(*digest, "program " + digest->substr(0, 12), binary_ladder(device.target()), offer)) {
+        return *loaded;
+      }
+      // A program no tier holds any more (pruned, cleared): generated, and recorded again.
+    }
+  }
+  const Program program = make_program();
+  Loaded loaded = load(program, device);
+  if (index && program.options.include_dirs.empty()) index->record(variant, cache::program_digest(program));
+  return loaded;
 }
 
 std::vector<Engine::Loaded> Engine::loaded() const {

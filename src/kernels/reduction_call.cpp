@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "codegen/kernel_codegen.hpp"
 #include "dsl/definitions.hpp"
 #include "dsl/loop_plan.hpp"
 #include "kernc/engine.hpp"
@@ -368,7 +369,8 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
   if (!prepared) {
     prepared = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
       try {
-        return engine.load(kernel.program(plan.types, layout), device);
+        return engine.load(codegen::reduction_variant(def, plan.types, plan.resolved, layout),
+                           [&] { return kernel.program(plan.types, layout); }, device);
       } catch (const Error& error) {
         throw detail::load_error(error, name, plan.types, plan.resolved, layout);
       }

@@ -75,4 +75,8 @@ Program ReductionKernel::program(const CallTypes& types, const Layout& layout) c
   return codegen::render_reduction(*definition_, types, resolve(types), layout);
 }
 
+std::string ReductionKernel::variant(const CallTypes& types, const Layout& layout) const {
+  return codegen::reduction_variant(*definition_, types, resolve(types), layout);
+}
+
 }  // namespace kernc

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -18,9 +20,12 @@
 #include <vector>
 
 #include "allocation_count.hpp"
+#include "cache/cache_key.hpp"
+#include "cache/local_store.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "platform/files.hpp"
 #include "runtime/driver.hpp"
 #include "temp_dir.hpp"
 
@@ -477,3 +482,103 @@ TEST_CASE("elementwise::a kept plan's launch from braced lists allocates only th
   CHECK(gpus.first->unrecorded_launches == 20);
   gpus.first->recording = true;
 }
+
+TEST_CASE("elementwise::a new engine loads a generated program through the variant index, without generating it") {
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy{"T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot"};
+  const CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
+  const Layout layout{};
+  const std::string variant = saxpy.variant(types, layout);
+  REQUIRE(!variant.empty());
+  const std::string digest = cache::program_digest(saxpy.program(types, layout));
+  int made = 0;
+  auto make = [&] {
+    ++made;
+    return saxpy.program(types, layout);
+  };
+  // Each load in an engine of its own: a fresh process, as far as kernc's memory goes.
+  auto load_in_new_engine = [&] {
+    Engine engine(gpus.engine->config());
+    return engine.load(variant, make, engine.device(gpus.first_ordinal));
+  };
+
+  const Engine::Loaded first = gpus.engine->load(variant, make, gpus.engine->device(gpus.first_ordinal));
+  CHECK(made == 1);
+  CHECK(first.outcome == CacheOutcome::compiled);
+  const cache::VariantIndex* index = gpus.engine->cache().store()->variant_index();
+  REQUIRE(index);
+  const std::string file = index->path(variant);
+  CHECK(platform::read_file(file) == digest + "\n");
+
+  const Engine::Loaded second = load_in_new_engine();
+  CHECK(made == 1);  // found by the index: no source generated
+  CHECK(second.outcome == CacheOutcome::disk_hit);
+  CHECK(second.key == first.key);
+
+  SUBCASE("a damaged file: generated, found on disk, and recorded again") {
+    std::filesystem::remove(file);
+    platform::write_file_atomic(file, "garbage\n", 0600);
+    CHECK(load_in_new_engine().key == first.key);
+    CHECK(made == 2);
+    CHECK(platform::read_file(file) == digest + "\n");
+    load_in_new_engine();
+    CHECK(made == 2);
+  }
+  SUBCASE("a file naming a program no cache holds: the same") {
+    std::filesystem::remove(file);
+    platform::write_file_atomic(file, std::string(64, 'e') + "\n", 0600);
+    CHECK(load_in_new_engine().outcome == CacheOutcome::disk_hit);
+    CHECK(made == 2);
+    CHECK(platform::read_file(file) == digest + "\n");
+  }
+  SUBCASE("an untrusted file: not read, and replaced by a trusted one") {
+    REQUIRE(::chmod(file.c_str(), 0622) == 0);
+    load_in_new_engine();
+    CHECK(made == 2);
+    struct stat info {};
+    REQUIRE(::stat(file.c_str(), &info) == 0);
+    CHECK((info.st_mode & 0777) == 0600);
+  }
+  SUBCASE("the cache cleared: the program is compiled again, and the index follows") {
+    gpus.engine->cache().store()->clear();
+    CHECK(load_in_new_engine().outcome == CacheOutcome::compiled);
+    CHECK(made == 2);
+    CHECK(platform::read_file(file) == digest + "\n");
+  }
+  SUBCASE("an empty variant is neither looked up nor recorded") {
+    Engine engine(gpus.engine->config());
+    CHECK(engine.load("", make, engine.device(gpus.first_ordinal)).key == first.key);
+    CHECK(made == 2);
+  }
+}
+
+TEST_CASE("elementwise::the plain call records its variant, and a new engine's first call finds it there") {
+  FakeGpus gpus;
+  const ElementwiseKernel saxpy{"T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot"};
+  DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
+  saxpy({2.0f, x, y}, {z}, gpus.options);
+  const CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
+  const std::string file = gpus.engine->cache().store()->variant_index()->path(saxpy.variant(types, Layout{}));
+  CHECK(platform::read_file(file) == cache::program_digest(saxpy.program(types, Layout{})) + "\n");
+
+  // A new engine and a new kernel object: what a fresh process has. Its first call reaches
+  // the entry through the file: one naming another program's entry loads that entry
+  // (which is why the index is trusted only as the entries are: NOTE [ entry trust ]).
+  const ElementwiseKernel other{"T x", "T z", "z = x + 1", "plus_one_hot"};
+  gpus.first->param_counts["plus_one_hot"] = 3;
+  other({x}, {z}, gpus.options);
+  const std::string other_digest =
+      cache::program_digest(other.program(parse_call_signature("float32 -> float32"), Layout{}));
+  std::filesystem::remove(file);
+  platform::write_file_atomic(file, other_digest + "\n", 0600);
+  Engine engine(gpus.engine->config());
+  CallOptions options = gpus.options;
+  options.engine = &engine;
+  const ElementwiseKernel fresh{"T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot"};
+  fresh({2.0f, x, y}, {z}, options);
+  const std::vector<Engine::Loaded> loaded = engine.loaded();
+  REQUIRE(loaded.size() == 1);
+  CHECK(loaded[0].key.rfind(cache::program_key(other_digest, Target::parse("sm_90")), 0) == 0);
+  CHECK(loaded[0].outcome == CacheOutcome::disk_hit);
+}
+

@@ -5,17 +5,20 @@
 // before its first kernel, then times the first call of a kernel whose binary is already in
 // the cache directory. One process is one sample, so the rows are medians over several.
 //
-// Three kinds of child (FirstCallMode):
+// Four kinds of child:
 //   fresh   the timed call is the process's first kernel call: what issue 14 asks about,
-//           including what only a process's first call pays (code paged in, OpenSSL's
-//           first digest, the logger);
+//           including what only a process's first call pays (code paged in, the logger);
 //   warmed  another kernel from the same cache directory is called first, untimed: what
 //           the first call of each further kernel costs;
-//   phases  a fresh child that times the pieces of the first call one by one through the
-//           public API: generating the program; the cache's look-up (disk read and
-//           checks); the driver's load of that binary, the process's first module load;
-//           Engine::load (the binary now in the engine's memory: planning the load and a
-//           second module load); and the call itself once the engine holds the module.
+//   phases  a fresh child that times the pieces of the first call through the public API:
+//           the variant's text; Engine::load(variant, ...), which finds the program's
+//           digest in the variant index (NOTE [ variant index ]), reads and checks the
+//           entry and has the driver load it (the process's first module load; the child
+//           fails if the program had to be generated); and the call once the engine holds
+//           the module;
+//   driver  a fresh child that times only the driver's load of the saxpy's binary, read
+//           from the cache untimed before: the process's first module load, which is the
+//           driver's part of `phases`' load.
 
 #include <string>
 #include <vector>
@@ -30,17 +33,16 @@ kernc::ElementwiseKernel first_call_saxpy(const std::string& unique);
 kernc::ElementwiseKernel first_call_other(const std::string& unique);
 
 struct FirstCallSample {
-  double total_ms = 0;        ///< the timed first call, launch and synchronize included
-  double program_ms = 0;      ///< phases only: ElementwiseKernel::program (code generation)
-  double find_ms = 0;         ///< phases only: Cache::find from the disk cache
-  double driver_ms = 0;       ///< phases only: Device::load of that binary, the first of the process
-  double load_ms = 0;         ///< phases only: Engine::load after that (memory hit, a second module load)
-  double call_ms = 0;         ///< phases only: the call once the engine holds the module
+  double total_ms = 0;    ///< fresh, warmed: the timed first call, launch and synchronize included
+  double variant_ms = 0;  ///< phases: ElementwiseKernel::variant
+  double load_ms = 0;     ///< phases: Engine::load by the variant index, the driver's first module load included
+  double call_ms = 0;     ///< phases: the call once the engine holds the module
+  double driver_ms = 0;   ///< driver: Device::load of the binary, the first of the process
 };
 
 struct FirstCallResults {
-  FirstCallSample fresh, warmed, phases;  ///< medians over the children of each kind
-  int children = 0;                       ///< per kind
+  FirstCallSample fresh, warmed, phases, driver;  ///< medians over the children of each kind
+  int children = 0;                               ///< per kind
 };
 
 /// Runs `children` child processes of each kind on `cache_dir`, which must already hold
@@ -49,7 +51,7 @@ FirstCallResults measure_first_calls(const std::string& self, const std::string&
                                      int children);
 
 /// The child's main: `argv` after --first-call-child is MODE CACHE_DIR UNIQUE. Prints one
-/// line "first-call TOTAL PROGRAM FIND DRIVER LOAD CALL" (ms) and returns 0, or says why and returns 1.
+/// line "first-call TOTAL VARIANT LOAD CALL DRIVER" (ms) and returns 0, or says why and returns 1.
 int first_call_child(int argc, char** argv);
 
 }  // namespace bench
