@@ -312,3 +312,15 @@ __global__ void scale(T* data, T factor, int n) {
 }
 EOF
 }
+
+# write_small_spec FILE: examples/kernels.json cut down to saxpy with its float32 signature:
+# SMALL_SPEC_VARIANTS variants a target (the 16 layout classes), for tests of precompile
+# mechanics that need a spec, not all of it (it compiles in a sixth of the time).
+SMALL_SPEC_VARIANTS=16
+write_small_spec() {
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["kernels"] = [k for k in d["kernels"] if k["name"] == "saxpy"]
+d["kernels"][0]["signatures"] = ["scalar float32, float32, float32 -> float32"]
+json.dump(d, open(sys.argv[2], "w"))' "$SOURCE_DIR/examples/kernels.json" "$1"
+}

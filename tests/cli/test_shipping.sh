@@ -12,16 +12,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 SPEC=$(realpath -- "$SOURCE_DIR/examples/kernels.json")
 VARIANTS=106  # of examples/kernels.json per target; test_precompile.sh checks the count
 NO_NVRTC=/nonexistent/libnvrtc.so.13
-# The precompile mechanics below (what is stored, progress lines) need a spec, not all of
-# it: saxpy with its float32 signature alone, 16 variants (checked below), compiles in a
-# sixth of the time.
+# The precompile mechanics below (what is stored, progress lines) need a spec, not all of it.
 SMALL_SPEC=$SUITE_DIR/saxpy-float32.json
-python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-d["kernels"] = [k for k in d["kernels"] if k["name"] == "saxpy"]
-d["kernels"][0]["signatures"] = ["scalar float32, float32, float32 -> float32"]
-json.dump(d, open(sys.argv[2], "w"))' "$SPEC" "$SMALL_SPEC"
-SMALL_VARIANTS=16
+write_small_spec "$SMALL_SPEC"
+SMALL_VARIANTS=$SMALL_SPEC_VARIANTS
 IS_ROOT=0
 [[ $(id -u) -eq 0 ]] && IS_ROOT=1
 
