@@ -13,9 +13,11 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 version=$(sed -n 's/^project(kernc VERSION \([0-9.]*\).*/\1/p' "$source_dir/CMakeLists.txt")
 fail() { echo "consumer: FAILED: $*" >&2; exit 1; }
-# The source builds (add_subdirectory, FetchContent) test packaging, not speed: Debug
-# compiles in half the time of Release.
+# The source builds (add_subdirectory, FetchContent) test packaging, not speed or
+# debugging: Debug compiles in half the time of Release, and without -g (emptied
+# CMAKE_CXX_FLAGS_DEBUG) in 14% less again.
 consumer_build_type=Debug
+consumer_flags=(-DCMAKE_BUILD_TYPE="$consumer_build_type" -DCMAKE_CXX_FLAGS_DEBUG=)
 
 # run_consumer NAME BINARY: runs a consumer and checks what it printed.
 run_consumer() {
@@ -65,7 +67,7 @@ run_consumer pkg-config "$work/pkgconfig-consumer"
 
 echo "== add_subdirectory, static"
 cmake -S "$here/subdirectory" -B "$work/subdirectory" "${generator[@]}" -DKERNC_SOURCE_DIR="$source_dir" \
-  -DCMAKE_BUILD_TYPE="$consumer_build_type" >"$work/sub.log"
+  "${consumer_flags[@]}" >"$work/sub.log"
 cmake --build "$work/subdirectory" >>"$work/sub.log"
 [[ -f $work/subdirectory/kernc/src/libkernc.a ]] || fail "add_subdirectory with BUILD_SHARED_LIBS=OFF built no libkernc.a"
 for part in tests tools examples; do
@@ -76,7 +78,7 @@ run_consumer add_subdirectory "$work/subdirectory/consumer"
 
 echo "== FetchContent from a local path, shared"
 cmake -S "$here/fetchcontent" -B "$work/fetchcontent" "${generator[@]}" -DKERNC_SOURCE_DIR="$source_dir" \
-  -DCMAKE_BUILD_TYPE="$consumer_build_type" >"$work/fetch.log"
+  "${consumer_flags[@]}" >"$work/fetch.log"
 cmake --build "$work/fetchcontent" >>"$work/fetch.log"
 readelf -d "$work/fetchcontent/consumer" | grep -q "libkernc.so.${version%%.*}" || fail "the FetchContent consumer does not link libkernc.so"
 run_consumer FetchContent "$work/fetchcontent/consumer"
