@@ -40,7 +40,8 @@ struct KERNC_API ArrayRef {
   /// Elements start, start+step, ... below stop along `axis` (numpy slicing; step may be negative).
   ArrayRef sliced(int axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;
   /// Throws kernc::Error(invalid_argument) if shape and strides disagree in length, a size
-  /// is negative, or a non-empty view has no address.
+  /// is negative, the element count or the bytes the strides span pass 2^63, or a
+  /// non-empty view has no address.
   void validate(const char* what) const;
   /// validate() for a description (plan.hpp): `data` may be 0.
   void validate_description(const char* what) const;

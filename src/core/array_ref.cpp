@@ -1,6 +1,7 @@
 // ArrayRef: a view's shape, strides and byte range; transposes and slices. Host-only.
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -69,8 +70,26 @@ void ArrayRef::validate_description(const char* what) const {
     throw Error(ErrorCode::invalid_argument, fmt::format("{}: shape has {} dimensions but strides has {}", what,
                                                          shape.size(), strides.size()));
   }
+  bool empty = false;
   for (auto extent : shape) {
     if (extent < 0) throw Error(ErrorCode::invalid_argument, fmt::format("{}: negative extent in shape {}", what, shape));
+    empty = empty || extent == 0;
+  }
+  if (empty) return;  // no element is ever addressed: strides do not matter
+  // size() and byte_range() multiply and add these in 64 bits; a view from a foreign
+  // source (DLPack, a host program's own struct) must not make that overflow.
+  std::int64_t count = 1, reach = 0;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    std::int64_t span = 0;
+    const std::int64_t magnitude = strides[k] == std::numeric_limits<std::int64_t>::min() ? -1 : std::abs(strides[k]);
+    if (__builtin_mul_overflow(count, shape[k], &count)) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("{}: shape {} has more than 2^63 elements", what, shape));
+    }
+    if (magnitude < 0 || __builtin_mul_overflow(shape[k] - 1, magnitude, &span) ||
+        __builtin_add_overflow(reach, span, &reach)) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("{}: the byte strides {} of shape {} reach past 2^63 bytes", what, strides, shape));
+    }
   }
 }
 

@@ -90,15 +90,31 @@ DeviceArray DeviceArray::from_dlpack(DLManagedTensor* tensor) {
     throw Error(ErrorCode::invalid_argument, fmt::format("from_dlpack: no kernc dtype for DLPack type code {} with {} bits",
                                                          static_cast<int>(t.dtype.code), static_cast<int>(t.dtype.bits)));
   }
+  // The tensor comes from another library: its rank, shape and strides are checked here,
+  // before anything is read through them.
+  if (t.ndim < 0) throw Error(ErrorCode::invalid_argument, fmt::format("from_dlpack: negative ndim {}", t.ndim));
+  if (t.ndim > 0 && !t.shape) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("from_dlpack: a tensor of {} dimensions has no shape", t.ndim));
+  }
   ArrayRef view;
   view.dtype = *dtype;
   view.data = reinterpret_cast<std::uintptr_t>(t.data) + t.byte_offset;
   view.shape.assign(t.shape, t.shape + t.ndim);
   if (t.strides) {
-    for (int k = 0; k < t.ndim; ++k) view.strides.push_back(t.strides[k] * static_cast<std::int64_t>(itemsize(*dtype)));
+    const auto item = static_cast<std::int64_t>(itemsize(*dtype));
+    for (int k = 0; k < t.ndim; ++k) {
+      std::int64_t bytes = 0;
+      if (__builtin_mul_overflow(t.strides[k], item, &bytes)) {
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("from_dlpack: stride {} of axis {} (in elements of {} bytes) passes 2^63 bytes",
+                                t.strides[k], k, item));
+      }
+      view.strides.push_back(bytes);
+    }
   } else {
     view = ArrayRef::contiguous(view.data, view.dtype, view.shape);
   }
+  view.validate_description("from_dlpack");
   DeviceArray array;
   array.device_ = Device::get(t.device.device_id);
   array.view_ = std::move(view);
