@@ -185,6 +185,20 @@ struct ArrayView {
     for (int d = 0; d < kRank; ++d) offset += static_cast<Index>(idx[d]) * strides_[d];
     return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
   }
+  // NOTE [ brace multi-index ]: x[{i % 3, i / 3}], as CuPy's CArray takes a braced list of
+  // indices of one integer type. Indices of one type bind to the first overload, which
+  // refuses a floating type as x[idx] does; a mix of integer types (an int and a size_t)
+  // binds to the second, as long long. One index per dimension.
+  template <class I, int kN>
+  KERNC_DEVICE T& operator[](const I (&idx)[kN]) const {
+    static_assert(kN == kRank, "a braced multi-index needs one index per dimension of the array");
+    return (*this)[static_cast<const I*>(idx)];
+  }
+  template <int kN>
+  KERNC_DEVICE T& operator[](const long long (&idx)[kN]) const {
+    static_assert(kN == kRank, "a braced multi-index needs one index per dimension of the array");
+    return (*this)[static_cast<const long long*>(idx)];
+  }
   KERNC_DEVICE T& operator[](Index i) const {
     Index offset = 0;
 #pragma unroll
@@ -209,6 +223,17 @@ struct ArrayView<T, 0, Index> {
     KERNC_CHECK_INDEX_TYPE(I);
     return data_[static_cast<Index>(idx[0])];
   }
+  template <class I, int kN>
+  KERNC_DEVICE T& operator[](const I (&idx)[kN]) const {  // NOTE [ brace multi-index ]
+    KERNC_CHECK_INDEX_TYPE(I);
+    static_assert(kN == 1, "a braced multi-index needs one index per dimension of the array");
+    return data_[static_cast<Index>(idx[0])];
+  }
+  template <int kN>
+  KERNC_DEVICE T& operator[](const long long (&idx)[kN]) const {
+    static_assert(kN == 1, "a braced multi-index needs one index per dimension of the array");
+    return data_[static_cast<Index>(idx[0])];
+  }
   KERNC_DEVICE T& operator[](Index i) const { return data_[i]; }
 };
 
@@ -231,6 +256,20 @@ struct ArrayView<T, -1, Index> {
     Index offset = 0;
     for (int d = 0; d < ndim_; ++d) offset += static_cast<Index>(idx[d]) * strides_[d];
     return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
+  }
+  // NOTE [ brace multi-index ]; the rank is known only at run time: the list's length is
+  // taken as the rank the kernel means (CuPy's CArray would not compile another length).
+  template <class I, int kN>
+  KERNC_DEVICE T& operator[](const I (&idx)[kN]) const {
+    KERNC_CHECK_INDEX_TYPE(I);
+    Index offset = 0;
+#pragma unroll
+    for (int d = 0; d < kN; ++d) offset += static_cast<Index>(idx[d]) * strides_[d];
+    return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
+  }
+  template <int kN>
+  KERNC_DEVICE T& operator[](const long long (&idx)[kN]) const {
+    return operator[]<long long, kN>(idx);
   }
   KERNC_DEVICE T& operator[](Index i) const {
     if (contiguous_) return data_[i];

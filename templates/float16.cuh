@@ -1,8 +1,13 @@
-// kernc::float16 and kernc::bfloat16: storage types with float arithmetic.
-// Every operation converts to float, computes, and rounds back, which for +, -, * and /
-// gives the correctly rounded half result (float has more than twice the bits); float16's
-// +, - and * do the same in one native instruction (NOTE [ native half arithmetic ]).
-// Mixed with other arithmetic types they promote like float does.
+// kernc::float16 and kernc::bfloat16: storage types with CuPy's float semantics.
+// NOTE [ half arithmetic is float arithmetic ]
+// As CuPy's float16 (cupy/_core/include/cupy/float16.cuh), a half has no arithmetic of its
+// own: it converts to float, so `z = x * y + x` is computed in float and rounded to half
+// once, when it is stored. A kernel ported from CuPy gives CuPy's bits. The opt-in
+// `native_half_arithmetic` (ElementwiseOptions, ReductionOptions) defines
+// KERNC_NATIVE_HALF_ARITHMETIC before this header: then float16 +, - and * of two halves
+// are one native half instruction on sm_53+ and give a half (NOTE [ native half
+// arithmetic ]), which rounds after every operation of a compound expression.
+// Mixed with other arithmetic types a half promotes like float does, either way.
 #pragma once
 
 namespace kernc {
@@ -71,16 +76,10 @@ KERNC_DEVICE unsigned short bfloat16_mul_bits(unsigned short a, unsigned short b
     KERNC_DEVICE Name(U value) : bits(to_bits(static_cast<float>(value))) {}                             \
     KERNC_DEVICE operator float() const { return from_bits(bits); }                                      \
     KERNC_DEVICE static Name from_raw(unsigned short raw) { Name h; h.bits = raw; return h; }            \
-    KERNC_DEVICE Name& operator+=(Name o) { bits = Name##_add_bits(bits, o.bits); return *this; }       \
-    KERNC_DEVICE Name& operator-=(Name o) { bits = Name##_sub_bits(bits, o.bits); return *this; }       \
-    KERNC_DEVICE Name& operator*=(Name o) { bits = Name##_mul_bits(bits, o.bits); return *this; }       \
-    KERNC_DEVICE Name& operator/=(Name o) { return *this = Name(float(*this) / float(o)); }              \
+    KERNC_HALF_COMPOUND(Name, +=, +) KERNC_HALF_COMPOUND(Name, -=, -)                                   \
+    KERNC_HALF_COMPOUND(Name, *=, *) KERNC_HALF_COMPOUND(Name, /=, /)                                   \
   };                                                                                                      \
-  KERNC_DEVICE Name operator-(Name a) { return Name(-float(a)); }                                        \
-  KERNC_DEVICE Name operator+(Name a, Name b) { return Name::from_raw(Name##_add_bits(a.bits, b.bits)); } \
-  KERNC_DEVICE Name operator-(Name a, Name b) { return Name::from_raw(Name##_sub_bits(a.bits, b.bits)); } \
-  KERNC_DEVICE Name operator*(Name a, Name b) { return Name::from_raw(Name##_mul_bits(a.bits, b.bits)); } \
-  KERNC_DEVICE Name operator/(Name a, Name b) { return Name(float(a) / float(b)); }                      \
+  KERNC_HALF_NATIVE_OPERATORS(Name)                                                                       \
   KERNC_DEVICE bool operator==(Name a, Name b) { return float(a) == float(b); }                          \
   KERNC_DEVICE bool operator!=(Name a, Name b) { return float(a) != float(b); }                          \
   KERNC_DEVICE bool operator<(Name a, Name b) { return float(a) < float(b); }                            \
@@ -90,6 +89,28 @@ KERNC_DEVICE unsigned short bfloat16_mul_bits(unsigned short a, unsigned short b
   KERNC_HALF_MIXED(Name, +) KERNC_HALF_MIXED(Name, -) KERNC_HALF_MIXED(Name, *) KERNC_HALF_MIXED(Name, /) \
   KERNC_HALF_MIXED(Name, ==) KERNC_HALF_MIXED(Name, !=) KERNC_HALF_MIXED(Name, <)                         \
   KERNC_HALF_MIXED(Name, <=) KERNC_HALF_MIXED(Name, >) KERNC_HALF_MIXED(Name, >=)
+
+// `h op= v` is `h = h op v` for any v a half can be combined with (as in CuPy): with a
+// half v, the op is float's or, opted in, the native one.
+#define KERNC_HALF_COMPOUND(Name, op_assign, op)                                                         \
+  template <class U>                                                                                      \
+  KERNC_DEVICE Name& operator op_assign(const U& o) { return *this = Name(*this op o); }
+
+#if defined(KERNC_NATIVE_HALF_ARITHMETIC)
+// Two halves give a half: +, - and * natively (NOTE [ native half arithmetic ]); / and
+// negation through float, correctly rounded.
+#define KERNC_HALF_NATIVE_OPERATORS(Name)                                                                \
+  KERNC_DEVICE Name operator-(Name a) { return Name(-float(a)); }                                        \
+  KERNC_DEVICE Name operator+(Name a, Name b) { return Name::from_raw(Name##_add_bits(a.bits, b.bits)); } \
+  KERNC_DEVICE Name operator-(Name a, Name b) { return Name::from_raw(Name##_sub_bits(a.bits, b.bits)); } \
+  KERNC_DEVICE Name operator*(Name a, Name b) { return Name::from_raw(Name##_mul_bits(a.bits, b.bits)); } \
+  KERNC_DEVICE Name operator/(Name a, Name b) { return Name(float(a) / float(b)); }
+#else
+// CuPy's semantics (NOTE [ half arithmetic is float arithmetic ]): no operator of two
+// halves, so the built-in float one applies through `operator float()` and the result is
+// a float.
+#define KERNC_HALF_NATIVE_OPERATORS(Name)
+#endif
 
 // Half with another arithmetic type: computed as float with that type (C promotion).
 #define KERNC_HALF_MIXED(Name, op)                                                                        \
@@ -103,5 +124,7 @@ KERNC_HALF_TYPE(bfloat16, float_to_bfloat16_bits, bfloat16_bits_to_float)
 
 #undef KERNC_HALF_MIXED
 #undef KERNC_HALF_TYPE
+#undef KERNC_HALF_NATIVE_OPERATORS
+#undef KERNC_HALF_COMPOUND
 
 }  // namespace kernc

@@ -28,6 +28,10 @@ struct KERNC_API ElementwiseOptions {
   std::string loop_prep;   ///< code before the loop, inside the kernel
   std::string after_loop;  ///< code after the loop, inside the kernel
   bool reduce_dims = true; ///< collapse contiguous dimensions before choosing the layout
+  /// float16 and bfloat16 +, - and * of two halves give a half, natively on sm_53+, rounding
+  /// after each operation. Off (CuPy's semantics): halves compute in float and round once,
+  /// when stored (NOTE [ half arithmetic is float arithmetic ], templates/float16.cuh).
+  bool native_half_arithmetic = false;
   CompileOptions compile;
 };
 
@@ -36,6 +40,7 @@ struct KERNC_API ReductionOptions {
   std::string reduce_type;  ///< type of `a`/`b`; default: the first output's type
   std::string preamble;
   bool reduce_dims = true;
+  bool native_half_arithmetic = false;  ///< as ElementwiseOptions::native_half_arithmetic
   CompileOptions compile;
 };
 

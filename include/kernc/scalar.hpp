@@ -12,7 +12,9 @@
 namespace kernc {
 
 /// A scalar argument: a value with the C type it came from. It is converted to its
-/// parameter's dtype with C's conversion rules (integer wrap-around included).
+/// parameter's dtype with C's conversion rules, except that an integer value outside an
+/// integer parameter's range is refused where kernc converts it (fits()), as CuPy 14
+/// refuses a Python integer out of bounds (NumPy 2's NEP 50) instead of wrapping it.
 struct KERNC_API Scalar {
   DType dtype = DType::float64;
   long double real = 0;  ///< bool, integer and floating values (exact for 64-bit integers)
@@ -40,6 +42,10 @@ struct KERNC_API Scalar {
 
   /// The bytes of this value converted to `target` (C conversion), itemsize(target) long.
   void convert_to(DType target, unsigned char* out) const;
+  /// False only for an integer (or bool) value and an integer `target` whose range does not
+  /// hold it (-1 for uint8, 2^31 for int32): converting it would wrap. Floating values
+  /// truncate and saturate, and any value fits a floating, complex or bool target.
+  bool fits(DType target) const noexcept;
 };
 
 /// Host-side binary16 / bfloat16 conversions (round to nearest even), as the device does.

@@ -47,7 +47,8 @@ std::string variant_text(const CallTypes& types, const ResolvedTypes& resolved, 
 // The optional device headers a program needs: float16.cuh for half types, complex.cuh
 // for complex ones, each also when the user's own code names them. Leaving them out
 // keeps a plain float kernel's compile close to a raw NVRTC compile.
-std::string type_headers(const ResolvedTypes& resolved, const std::vector<const std::string*>& texts) {
+std::string type_headers(const ResolvedTypes& resolved, const std::vector<const std::string*>& texts,
+                         bool native_half_arithmetic) {
   bool half = false, complex = false;
   auto note = [&](DType d) {
     half = half || d == DType::float16 || d == DType::bfloat16;
@@ -61,6 +62,9 @@ std::string type_headers(const ResolvedTypes& resolved, const std::vector<const 
     complex = complex || text->find("complex") != std::string::npos || text->find("kernc::") != std::string::npos;
   }
   std::string out;
+  // NOTE [ half arithmetic is float arithmetic ] (templates/float16.cuh): the opt-in is a
+  // macro of the source, so it is part of the program and of its key.
+  if ((half || complex) && native_half_arithmetic) out += "#define KERNC_NATIVE_HALF_ARITHMETIC 1\n";
   if (half || complex) out += "#include \"kernc/float16.cuh\"\n";
   if (complex) out += "#include \"kernc/complex.cuh\"\n";
   return out;
@@ -179,7 +183,8 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   RenderValues values = {
       {"kernel_name", name},
       {"variant", variant_text(types, resolved, layout)},
-      {"type_headers", type_headers(resolved, {&definition.operation, &o.preamble, &o.loop_prep, &o.after_loop})},
+      {"type_headers", type_headers(resolved, {&definition.operation, &o.preamble, &o.loop_prep, &o.after_loop},
+                                      o.native_half_arithmetic)},
       {"type_defs", type_defs(resolved)},
       {"preamble", wrap_snippet(name, "preamble", o.preamble)},
       {"params", params},
@@ -254,21 +259,21 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
                                  p.name, p.name);
         row_decls += fmt::format("      char* const _row_{} = _j_first < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
                                  p.name);
-        preload_loads += fmt::format("            _v_{}[_k][0] = _rows_{}.at(_row_{}, _j);\n", p.name, p.name, p.name);
+        preload_loads += fmt::format("            _v_{}[_k][0] = _rows_{}.at(_row_{}, _jl);\n", p.name, p.name, p.name);
         column_rows += fmt::format("      char* const _row_{} = _rows_{}.row(_i0);\n", p.name, p.name);
         column_decls += fmt::format("        {} _v_{}[_kUnroll][_kColumns];\n", type, p.name);
-        column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _j));\n",
+        column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _jl));\n",
                                     type, p.name, p.name, p.name);
         column_refs += fmt::format("              const {}& {} = _v_{}[_k][_c];\n", type, p.name, p.name);
       } else {
         slot_check += fmt::format(" && kernc::VectorAccess<{}, _kSlot>::aligned(_raw_{}.data_)", type, p.name);
         preload_loads += fmt::format(
             "            if (_whole_slots) {{\n"
-            "              kernc::VectorAccess<{0}, _kSlot>::load(_v_{1}[_k], _raw_{1}.data_ + _i * _reduce_size + _j);\n"
+            "              kernc::VectorAccess<{0}, _kSlot>::load(_v_{1}[_k], _raw_{1}.data_ + _i * _reduce_size + _jl);\n"
             "            }} else {{\n"
             "#pragma unroll\n"
             "              for (int _e = 0; _e < _kSlot; ++_e) {{\n"
-            "                if (_j + _e < _j_end) _v_{1}[_k][_e] = _raw_{1}[_i * _reduce_size + _j + _e];\n"
+            "                if (_jl + _e < _j_end) _v_{1}[_k][_e] = _raw_{1}[_i * _reduce_size + _jl + _e];\n"
             "              }}\n"
             "            }}\n",
             type, p.name);
@@ -293,7 +298,8 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       {"kernel_name", name},
       {"variant", variant_text(types, resolved, layout)},
       {"type_headers", type_headers(resolved, {&definition.map_expr, &definition.reduce_expr, &definition.post_map_expr,
-                                               &definition.identity, &o.preamble, &reduce_type})},
+                                               &definition.identity, &o.preamble, &reduce_type},
+                                      o.native_half_arithmetic)},
       {"type_defs", type_defs(resolved)},
       {"reduce_type", reduce_type},
       {"preload_decls", preload_decls},
@@ -377,6 +383,7 @@ std::string elementwise_variant(const detail::ElementwiseDefinition& definition,
   text.field("loop_prep", definition.options.loop_prep);
   text.field("after_loop", definition.options.after_loop);
   text.field("reduce_dims", definition.options.reduce_dims ? "1" : "0");
+  text.field("native_half", definition.options.native_half_arithmetic ? "1" : "0");
   return text.finish(definition.options.compile, types, resolved, layout);
 }
 
@@ -392,6 +399,7 @@ std::string reduction_variant(const detail::ReductionDefinition& definition, con
   text.field("reduce_type", definition.options.reduce_type);
   text.field("preamble", definition.options.preamble);
   text.field("reduce_dims", definition.options.reduce_dims ? "1" : "0");
+  text.field("native_half", definition.options.native_half_arithmetic ? "1" : "0");
   return text.finish(definition.options.compile, types, resolved, layout);
 }
 

@@ -96,6 +96,22 @@ T saturate(long double value) {
 
 }  // namespace
 
+bool Scalar::fits(DType target) const noexcept {
+  if (!(is_integer(dtype) || dtype == DType::bool_) || !is_integer(target)) return true;
+  const std::size_t bits_wide = itemsize(target) * 8;
+  if (is_unsigned(dtype) || dtype == DType::bool_) {
+    // 0 .. 2^64 - 1: fits below the target's maximum.
+    const std::uint64_t max = is_unsigned(target) ? (bits_wide == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits_wide) - 1)
+                                                  : (std::uint64_t{1} << (bits_wide - 1)) - 1;
+    return bits <= max;
+  }
+  const auto value = static_cast<std::int64_t>(bits);
+  if (is_unsigned(target)) return value >= 0 && (bits_wide == 64 || static_cast<std::uint64_t>(value) < (std::uint64_t{1} << bits_wide));
+  if (bits_wide == 64) return true;
+  const std::int64_t limit = std::int64_t{1} << (bits_wide - 1);
+  return value >= -limit && value < limit;
+}
+
 void Scalar::convert_to(DType target, unsigned char* out) const {
   const bool from_integer = is_integer(dtype) || dtype == DType::bool_;
   // Integers convert by their bits (two's complement wrap-around, as C does on every

@@ -112,10 +112,12 @@ LoopPlan plan_loop(const std::vector<std::int64_t>& shape, std::vector<std::vect
   LoopPlan plan;
   plan.size = 1;
   for (auto extent : shape) plan.size *= extent;
-  // Drop extent-1 axes: they contribute nothing to any offset.
+  // Drop extent-1 axes: they contribute nothing to any offset. Without `collapse` (CuPy's
+  // reduce_dims=False) they stay: _ind.get() then indexes the broadcast shape itself, as
+  // CuPy's does, extent-1 axes included.
   std::vector<size_t> kept;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] != 1) kept.push_back(d);
+    if (shape[d] != 1 || !collapse) kept.push_back(d);
   }
   // When the arrays disagree, the outputs' order: writes coalesced, transposed reads left to
   // tile_transposed_inputs().

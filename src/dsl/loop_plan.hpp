@@ -33,8 +33,8 @@ struct LoopPlan {
 };
 
 /// Plans the loop over `shape` for arrays whose strides over it are `strides` (item sizes
-/// in `item_sizes`). `collapse` merges adjacent axes that are contiguous in every array
-/// (CuPy's reduce_dims). `threads` is the most threads a launch may start (for the
+/// in `item_sizes`). `collapse` drops extent-1 axes and merges adjacent axes that are
+/// contiguous in every array (CuPy's reduce_dims); without it the loop's shape is `shape`. `threads` is the most threads a launch may start (for the
 /// 32-bit index check); `extra_extent` any other byte span or size the kernel indexes
 /// (raw arrays), which must also fit for 32-bit indexing.
 /// With `reorder` (the kernel never names its loop index), axes are first put in the

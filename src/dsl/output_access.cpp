@@ -73,6 +73,11 @@ OutputAccess scan_output_access(std::string_view operation, std::string_view pre
   for (std::string_view word : {"return", "break", "goto", "throw", "asm"}) {
     if (find_word(op, word) != std::string_view::npos) return access;
   }
+  // An output read or written through its raw view in the operation (`y = x * 2; z =
+  // _raw_y[i] + 1;`): as in CuPy, `y` is the memory `_raw_y` views, so it is never a register.
+  for (const std::string& name : outputs) {
+    if (find_word(op, "_raw_" + name) != std::string_view::npos) return access;
+  }
   access.in_registers = true;
   const bool macros = names_word(operation, "define") || names_word(preamble, "define") || names_word(loop_prep, "define");
   if (macros || op.find_first_of("\"'") != std::string::npos) return access;

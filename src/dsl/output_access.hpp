@@ -7,7 +7,9 @@
 // text decides, conservatively:
 //  - outputs stay bound to memory, element by element (the kernel as before), when the
 //    operation can leave the loop over a thread's elements early (`return`, `break`,
-//    `goto`, `throw`, `asm`): registers stored after it would miss or garble elements;
+//    `goto`, `throw`, `asm`): registers stored after it would miss or garble elements; and
+//    when it names an output's raw view (`_raw_y`): CuPy binds `y` as a reference into
+//    `_raw_y`, so `_raw_y[i]` must read what `y = ...` just assigned;
 //  - an output is write-only (its register is not loaded) when the operation's first
 //    mention of it is a plain assignment `name = ...` that starts the operation or follows
 //    a `;`, whose right side does not mention it, with no `{`, `continue`, `switch`,

@@ -164,6 +164,18 @@ Error load_error(const Error& error, const std::string& kernel, const CallTypes&
                            kernel, format_call_signature(shown), layout.str(), error.what()));
 }
 
+void throw_scalar_out_of_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar,
+                               DType dtype) {
+  const std::string value = is_unsigned(scalar.dtype) || scalar.dtype == DType::bool_
+                                ? std::to_string(scalar.bits)
+                                : std::to_string(static_cast<std::int64_t>(scalar.bits));
+  throw Error(ErrorCode::invalid_argument,
+              fmt::format("{}: the integer {} is out of bounds for {} parameter \"{}\" (as in CuPy 14 and NumPy 2, "
+                          "an integer scalar is never wrapped; convert it to the parameter's type first if a "
+                          "wrap-around is meant)",
+                          kernel, value, to_string(dtype), parameter));
+}
+
 void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype) {
   unsigned char bytes[16];
   scalar.convert_to(dtype, bytes);

@@ -64,6 +64,15 @@ Error load_error(const Error& error, const std::string& kernel, const CallTypes&
 /// Packs a scalar converted to `dtype`.
 void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
 
+[[noreturn]] void throw_scalar_out_of_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar,
+                                            DType dtype);
+/// Throws invalid_argument when `scalar` is an integer outside the range of the integer
+/// `dtype` it is converted to (Scalar::fits), naming the value, the kernel's parameter
+/// (`parameter`: its text as declared) and the type: never a silent wrap-around.
+inline void check_scalar_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar, DType dtype) {
+  if (!scalar.fits(dtype)) throw_scalar_out_of_range(kernel, parameter, scalar, dtype);
+}
+
 /// Packs a raw parameter: a run-time-rank view of the whole array.
 void pack_raw(ParamPack& pack, const ArrayRef& array, bool index64);
 

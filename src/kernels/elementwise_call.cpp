@@ -73,6 +73,9 @@ std::shared_ptr<detail::ElementwisePlanData> plan_shapes(const ElementwiseKernel
   plan->resolved = plan->entry->resolved;
   plan->table = &handles;
   plan->inputs = detail::describe(inputs);
+  for (size_t k = 0; k < sig.in.size(); ++k) {
+    if (!inputs[k].is_array()) detail::check_scalar_range(name, sig.in[k].text, inputs[k].scalar(), plan->resolved.inputs[k]);
+  }
   for (const auto& out : outputs_in) plan->outputs_given.push_back({true, out, out.dtype});
 
   // The loop shape, as CuPy decides it (cupy/_core/_kernel.pyx, _broadcast): the broadcast
@@ -397,6 +400,8 @@ void launch_planned_into(const ElementwiseKernel& kernel, const detail::Elementw
       const std::uint64_t address = inputs_in[k].array().data;
       std::memcpy(pack.parameter(k), &address, sizeof address);
     } else {
+      // A kept plan's launch takes new scalar values: each is range-checked as planning does.
+      detail::check_scalar_range(def.name, sig.in[k].text, inputs_in[k].scalar(), plan.resolved.inputs[k]);
       inputs_in[k].scalar().convert_to(plan.resolved.inputs[k], pack.parameter(k));
     }
   }

@@ -41,10 +41,11 @@ size_t skip_launch_bounds(std::string_view text, size_t pos) {
 }
 
 // Where the parameter list of `__global__ [bounds] void [bounds] name (` starts (just after
-// the parenthesis), or npos.
-size_t parameter_list_of(std::string_view source, std::string_view name) {
+// the parenthesis), or npos; `global_at` (when given) receives where its `__global__` is.
+size_t parameter_list_of(std::string_view source, std::string_view name, size_t* global_at = nullptr) {
   constexpr std::string_view kGlobal = "__global__", kVoid = "void";
   for (size_t at = source.find(kGlobal); at != std::string_view::npos; at = source.find(kGlobal, at + 1)) {
+    if (global_at) *global_at = at;
     if (!word_at(source, at, kGlobal)) continue;
     size_t pos = skip_space(source, at + kGlobal.size());
     if (pos == at + kGlobal.size()) continue;  // needs space after __global__
@@ -169,29 +170,37 @@ std::string spliced_lines(const std::string& source) {
   return out;
 }
 
-}  // namespace
-
-std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source_text, const std::string& name) {
+// The source as the compiler reads it: `spliced` holds the spliced copy when one is needed.
+std::string_view read_as_compiled(const std::string& source_text, std::string& spliced) {
   // CuPy's own tests write kernels as macros continued with backslashes.
-  const std::string spliced = source_text.find("\\\n") != std::string::npos || source_text.find("\\\r\n") != std::string::npos
-                                  ? spliced_lines(source_text)
-                                  : std::string();
-  const std::string_view source = spliced.empty() ? std::string_view(source_text) : std::string_view(spliced);
-  size_t pos = parameter_list_of(source, name);
-  if (pos == std::string_view::npos || name.empty()) return std::nullopt;
+  if (source_text.find("\\\n") != std::string::npos || source_text.find("\\\r\n") != std::string::npos) {
+    spliced = spliced_lines(source_text);
+    return spliced;
+  }
+  return source_text;
+}
+
+// The pieces between the top-level commas of a bracketed list whose text starts at `pos`
+// (just after its opening bracket); std::nullopt when the brackets do not balance.
+std::optional<std::vector<std::string_view>> list_pieces(std::string_view text, size_t pos) {
   int depth = 1;
   size_t start = pos;
   std::vector<std::string_view> pieces;
-  for (; pos < source.size() && depth > 0; ++pos) {
-    char c = source[pos];
+  for (; pos < text.size() && depth > 0; ++pos) {
+    char c = text[pos];
     if (c == '(' || c == '<' || c == '[') ++depth;
     if (c == ')' || c == '>' || c == ']') --depth;
     if ((c == ',' && depth == 1) || depth == 0) {
-      pieces.push_back(source.substr(start, pos - start));
+      pieces.push_back(text.substr(start, pos - start));
       start = pos + 1;
     }
   }
   if (depth != 0) return std::nullopt;
+  return pieces;
+}
+
+// One parameter per piece of a parameter list (the text between its commas).
+std::vector<DeclaredParam> params_of(const std::vector<std::string_view>& pieces) {
   std::vector<DeclaredParam> params;
   if (pieces.size() == 1 && squeeze(pieces[0]).empty()) return params;
   for (const auto& piece : pieces) {
@@ -210,6 +219,116 @@ std::optional<std::vector<DeclaredParam>> declared_params(const std::string& sou
     params.push_back(std::move(param));
   }
   return params;
+}
+
+// One parameter of a template header: `typename T = float` is {T, type, "float"}.
+struct TemplateParam {
+  std::string name;
+  bool type = false;
+  std::string default_value;
+};
+
+// The parameters of the `template <...>` header that ends just before `global_at` (words
+// such as `static` between them allowed), or std::nullopt when there is none or it is one
+// this reader does not take (a parameter pack).
+std::optional<std::vector<TemplateParam>> template_header_before(std::string_view source, size_t global_at) {
+  size_t end = global_at;
+  auto skip_back_space = [&] {
+    while (end > 0 && std::isspace(static_cast<unsigned char>(source[end - 1]))) --end;
+  };
+  skip_back_space();
+  for (std::string_view word : {"static", "inline", "__forceinline__"}) {
+    if (end >= word.size() && word_at(source, end - word.size(), word)) {
+      end -= word.size();
+      skip_back_space();
+    }
+  }
+  if (end == 0 || source[end - 1] != '>') return std::nullopt;
+  int depth = 0;
+  size_t open = end;
+  while (open > 0) {
+    --open;
+    if (source[open] == '>') ++depth;
+    if (source[open] == '<' && --depth == 0) break;
+  }
+  if (depth != 0) return std::nullopt;
+  size_t before = open;
+  while (before > 0 && std::isspace(static_cast<unsigned char>(source[before - 1]))) --before;
+  constexpr std::string_view kTemplate = "template";
+  if (before < kTemplate.size() || !word_at(source, before - kTemplate.size(), kTemplate)) return std::nullopt;
+  auto pieces = list_pieces(source.substr(0, end), open + 1);
+  if (!pieces) return std::nullopt;
+  std::vector<TemplateParam> params;
+  for (std::string_view piece : *pieces) {
+    if (piece.find("...") != std::string_view::npos) return std::nullopt;
+    TemplateParam param;
+    const size_t eq = piece.find('=');
+    if (eq != std::string_view::npos) param.default_value = squeeze(piece.substr(eq + 1));
+    const std::string head = squeeze(piece.substr(0, eq));
+    param.type = head.rfind("typename", 0) == 0 || head.rfind("class", 0) == 0;
+    size_t name_start = head.size();
+    while (name_start > 0 && is_word_char(head[name_start - 1])) --name_start;
+    param.name = head.substr(name_start);
+    if (param.name.empty() || param.name == "typename" || param.name == "class") return std::nullopt;
+    params.push_back(std::move(param));
+  }
+  return params;
+}
+
+// `text` with every whole-word `word` replaced by `replacement`.
+std::string replace_word(std::string_view text, std::string_view word, std::string_view replacement) {
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    if (word_at(text, pos, word)) {
+      out += replacement;
+      pos += word.size();
+    } else {
+      out += text[pos++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source_text, const std::string& name) {
+  std::string spliced;
+  const std::string_view source = read_as_compiled(source_text, spliced);
+  size_t pos = parameter_list_of(source, name);
+  if (pos == std::string_view::npos || name.empty()) return std::nullopt;
+  auto pieces = list_pieces(source, pos);
+  if (!pieces) return std::nullopt;
+  return params_of(*pieces);
+}
+
+std::optional<std::vector<DeclaredParam>> instance_params(const std::string& source_text, const std::string& expression) {
+  const std::string name = template_name(expression);
+  const size_t open = expression.find('<');
+  const size_t close = expression.rfind('>');
+  if (name.empty() || open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+  auto args = list_pieces(std::string_view(expression).substr(0, close + 1), open + 1);
+  if (!args) return std::nullopt;
+  if (args->size() == 1 && squeeze((*args)[0]).empty()) args->clear();  // k<>
+  std::string spliced;
+  const std::string_view source = read_as_compiled(source_text, spliced);
+  size_t global_at = 0;
+  size_t pos = parameter_list_of(source, name, &global_at);
+  if (pos == std::string_view::npos) return std::nullopt;
+  auto header = template_header_before(source, global_at);
+  if (!header || args->size() > header->size()) return std::nullopt;
+  auto pieces = list_pieces(source, pos);
+  if (!pieces) return std::nullopt;
+  // Each type parameter's name in the declaration becomes the instance's argument (or its
+  // default): `T p` of `k<float *>` reads as `float * p`.
+  std::vector<std::string> substituted(pieces->begin(), pieces->end());
+  for (size_t k = 0; k < header->size(); ++k) {
+    const TemplateParam& param = (*header)[k];
+    const std::string value = k < args->size() ? squeeze((*args)[k]) : param.default_value;
+    if (value.empty()) return std::nullopt;  // deduced, or not given: not readable here
+    if (!param.type) continue;
+    for (std::string& piece : substituted) piece = replace_word(piece, param.name, value + " ");
+  }
+  return params_of(std::vector<std::string_view>(substituted.begin(), substituted.end()));
 }
 
 }  // namespace kernc::detail

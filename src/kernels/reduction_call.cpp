@@ -95,6 +95,9 @@ std::shared_ptr<detail::ReductionPlanData> plan_shapes(const ReductionKernel& ke
   plan->resolved = plan->entry->resolved;
   plan->table = &handles;
   plan->inputs = detail::describe(inputs);
+  for (size_t k = 0; k < sig.in.size(); ++k) {
+    if (!inputs[k].is_array()) detail::check_scalar_range(name, sig.in[k].text, inputs[k].scalar(), plan->resolved.inputs[k]);
+  }
   for (const auto& out : outputs_in) plan->outputs_given.push_back({true, out, out.dtype});
   plan->keepdims = keepdims;
 
@@ -357,6 +360,10 @@ std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const det
                                         const CallOptions& options) {
   const auto& sig = def.signature;
   const std::string& name = def.name;
+  // A plan's launch may take other scalar values than planning saw: range-checked again.
+  for (size_t k = 0; k < sig.in.size(); ++k) {
+    if (!inputs[k].is_array()) detail::check_scalar_range(name, sig.in[k].text, inputs[k].scalar(), plan.resolved.inputs[k]);
+  }
   Engine& engine = detail::engine_of(options);
   Device device = detail::device_for(name, engine, options.device, plan);
   std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);

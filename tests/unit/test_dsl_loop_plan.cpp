@@ -91,6 +91,21 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
     CHECK(plan.shape.size() == 6);
     CHECK(plan.layout.kind == LayoutKind::generic);
   }
+  SUBCASE("without collapsing (reduce_dims=False), extent-1 axes stay: _ind indexes the broadcast shape") {
+    // CuPy's ElementwiseKernel reduces dims only if reduce_dims (issue 36): a (2,1,3,4)
+    // broadcast keeps its axis of extent 1, so _ind.get()[2] is the third coordinate.
+    Shape shape{2, 1, 3, 4};
+    auto plan = plan_loop(shape, {broadcast_strides(array({3, 4}), shape), broadcast_strides(array(shape), shape)},
+                          {4, 4}, false, kThreads, 0);
+    CHECK(plan.shape == shape);
+    CHECK(plan.layout.kind == LayoutKind::strided);
+    CHECK(plan.layout.rank == 4);
+    CHECK(plan.strides[0] == Shape{0, 0, 16, 4});
+    CHECK(plan.strides[1] == Shape{48, 0, 16, 4});
+    auto collapsed = plan_loop(shape, {broadcast_strides(array({3, 4}), shape), broadcast_strides(array(shape), shape)},
+                               {4, 4}, true, kThreads, 0);
+    CHECK(collapsed.shape == Shape{2, 12});
+  }
   SUBCASE("64-bit indexing past 2^31 elements, or when byte offsets pass it") {
     Shape big{std::int64_t{1} << 31};
     auto plan = plan_loop(big, {broadcast_strides(array(big, DType::int8), big)}, {1}, true, kThreads, 0);

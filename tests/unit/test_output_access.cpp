@@ -71,3 +71,14 @@ TEST_CASE("an operation that can leave the element loop keeps its outputs in mem
   CHECK(in_registers("z = x; // return early some day"));  // a comment is not code
   CHECK(in_registers("z = return_value(x)"));              // a word, not the keyword
 }
+
+TEST_CASE("an operation that names an output's raw view keeps its outputs in memory (CuPy binds them by reference)") {
+  // CuPy: `y = x * 2; z = _raw_y[i] + 1` reads the y just assigned (issue 36).
+  CHECK_FALSE(in_registers("z = x * 2; w = _raw_z[i] + 1"));
+  CHECK_FALSE(in_registers("_raw_z[i] = x"));
+  CHECK_FALSE(in_registers("z = x; /* ok */ w = _raw_z [ i ]"));
+  // Another array's raw view, or a longer name, is not z's.
+  CHECK(in_registers("z = _raw_x[i]"));
+  CHECK(in_registers("z = _raw_zz[i]"));
+  CHECK(in_registers("z = x; // _raw_z[i] in a comment is not code"));
+}

@@ -375,6 +375,15 @@ int main(int argc, char** argv) {
          "  if (i < n) { unsigned h = (unsigned)i * 2654435761u ^ seed; x[i] = (h >> 8) * (1.0 / 16777216.0) - 0.5; }\n}\n",
          n / 2, 8},
     };
+    // float16 with the opt-in native half arithmetic (NOTE [ half arithmetic is float
+    // arithmetic ], templates/float16.cuh): the default computes in float as CuPy does; these
+    // rows measure what the opt-in is worth beside it.
+    ElementwiseOptions native_elementwise;
+    native_elementwise.native_half_arithmetic = true;
+    ElementwiseKernel saxpy_native("T a, T x, T y", "T z", "z = a * x + y", "saxpy", native_elementwise);
+    ReductionOptions native_reduction;
+    native_reduction.native_half_arithmetic = true;
+    ReductionKernel sum_sq_native("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_sq", native_reduction);
     std::vector<Row> typed_rows;
     for (const auto& c : typed_cases) {
       RawKernel init_t(c.init, "init_t");
@@ -403,6 +412,20 @@ int main(int argc, char** argv) {
         const double bytes_v = side * cols * c.size;
         typed_rows.push_back({std::string("reduction ") + c.name + (axis == 1 ? " axis=1 (inner)" : " axis=0 (outer)"),
                               bytes_v / ms / 1e9, "TB/s", bytes_v / ms / 1e9 / copy_tbs});
+        if (c.dtype == DType::float16) {
+          ms = time_ms(device, repeat, [&] { sum_sq_native({view}, std::vector<int>{axis}, false, {reduced}); });
+          typed_rows.push_back({std::string("reduction float16 native half (opt-in)") +
+                                    (axis == 1 ? " axis=1 (inner)" : " axis=0 (outer)"),
+                                bytes_v / ms / 1e9, "TB/s", bytes_v / ms / 1e9 / copy_tbs});
+        }
+      }
+      if (c.dtype == DType::float16) {
+        ms = time_ms(device, repeat, [&] { saxpy_native({2.0, xt, yt}, {zt}); });
+        typed_rows.push_back({"elementwise saxpy float16 native half (opt-in) (3 arrays)", 3 * bytes_t / ms / 1e9, "TB/s",
+                              3 * bytes_t / ms / 1e9 / copy_tbs});
+        ms = time_ms(device, repeat, [&] { sum_sq_native({xt}, std::nullopt, false, {out_t}); });
+        typed_rows.push_back({"reduction sum of squares float16 native half (opt-in) (read)", bytes_t / ms / 1e9, "TB/s",
+                              bytes_t / ms / 1e9 / copy_tbs});
       }
     }
 

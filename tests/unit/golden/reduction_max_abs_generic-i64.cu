@@ -120,9 +120,9 @@ a > b
         T _v_x[_kUnroll][_kSlot];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _j = (_S0 + _k * _group) * _kSlot;  // the slot's first element
-          if (_j < _j_end) {
-            _v_x[_k][0] = _rows_x.at(_row_x, _j);
+          const _index_t _jl = (_S0 + _k * _group) * _kSlot;  // the slot's first element
+          if (_jl < _j_end) {
+            _v_x[_k][0] = _rows_x.at(_row_x, _jl);
           }
         }
 #pragma unroll
@@ -131,11 +131,14 @@ a > b
           for (int _e = 0; _e < _kSlot; ++_e) {
             const _index_t _J = (_S0 + _k * _group) * _kSlot + _e;
             if (_J < _j_end) {
+              // CuPy's _j: the element's flat index in the input seen as (reduced axes,
+              // kept axes), as its _in_ind counts (cupy/_core/_reduction.pyx).
+              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
               const T& x = _v_x[_k][_e];
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 139 "max_abs.cu"
+#line 142 "max_abs.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -153,7 +156,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 157 "max_abs.cu"
+#line 160 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -175,7 +178,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 179 "max_abs.cu"
+#line 182 "max_abs.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -201,7 +204,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 205 "max_abs.cu"
+#line 208 "max_abs.cu"
     }
   }
 }
@@ -224,7 +227,7 @@ extern "C" __global__ void max_abs_columns(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 228 "max_abs.cu"
+#line 231 "max_abs.cu"
     );
   };
   constexpr int _kColumns = 4;
@@ -249,9 +252,9 @@ a > b
         T _v_x[_kUnroll][_kColumns];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _j = _J0 + _k;
-          if (_j < _j_end) {
-            kernc::VectorAccess<T, _kColumns>::load(_v_x[_k], &_rows_x.at(_row_x, _j));
+          const _index_t _jl = _J0 + _k;
+          if (_jl < _j_end) {
+            kernc::VectorAccess<T, _kColumns>::load(_v_x[_k], &_rows_x.at(_row_x, _jl));
           }
         }
 #pragma unroll
@@ -261,11 +264,12 @@ a > b
 #pragma unroll
             for (int _c = 0; _c < _kColumns; ++_c) {
               const _index_t _i __attribute__((unused)) = _i0 + _c;  // the output's index
+              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;  // CuPy's _j
               const T& x = _v_x[_k][_c];
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 269 "max_abs.cu"
+#line 273 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -283,7 +287,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 287 "max_abs.cu"
+#line 291 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];

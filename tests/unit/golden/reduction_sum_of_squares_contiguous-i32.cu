@@ -118,14 +118,14 @@ a + b
         T _v_x[_kUnroll][_kSlot];
 #pragma unroll
         for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _j = (_S0 + _k * _group) * _kSlot;  // the slot's first element
-          if (_j < _j_end) {
+          const _index_t _jl = (_S0 + _k * _group) * _kSlot;  // the slot's first element
+          if (_jl < _j_end) {
             if (_whole_slots) {
-              kernc::VectorAccess<T, _kSlot>::load(_v_x[_k], _raw_x.data_ + _i * _reduce_size + _j);
+              kernc::VectorAccess<T, _kSlot>::load(_v_x[_k], _raw_x.data_ + _i * _reduce_size + _jl);
             } else {
 #pragma unroll
               for (int _e = 0; _e < _kSlot; ++_e) {
-                if (_j + _e < _j_end) _v_x[_k][_e] = _raw_x[_i * _reduce_size + _j + _e];
+                if (_jl + _e < _j_end) _v_x[_k][_e] = _raw_x[_i * _reduce_size + _jl + _e];
               }
             }
           }
@@ -136,11 +136,14 @@ a + b
           for (int _e = 0; _e < _kSlot; ++_e) {
             const _index_t _J = (_S0 + _k * _group) * _kSlot + _e;
             if (_J < _j_end) {
+              // CuPy's _j: the element's flat index in the input seen as (reduced axes,
+              // kept axes), as its _in_ind counts (cupy/_core/_reduction.pyx).
+              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
               const T& x = _v_x[_k][_e];
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 144 "sum_of_squares.cu"
+#line 147 "sum_of_squares.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -156,7 +159,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 160 "sum_of_squares.cu"
+#line 163 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -176,7 +179,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 180 "sum_of_squares.cu"
+#line 183 "sum_of_squares.cu"
     );
   };
   const _index_t _lane = threadIdx.x % _group;
@@ -187,7 +190,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 191 "sum_of_squares.cu"
+#line 194 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -204,7 +207,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 208 "sum_of_squares.cu"
+#line 211 "sum_of_squares.cu"
     }
   }
 }
