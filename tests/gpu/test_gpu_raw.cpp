@@ -297,16 +297,18 @@ extern "C" __global__ void gpu_fill_checked(float* out, float value, long long n
                        "gpu_fill_checked");
   KERNC_CHECK_ERROR(invalid, "takes 3 argument(s), 2 given", fill(config_for(n), {x, 1.0f}));
 
-  // Template instances: no declaration kernc can read, so the driver's parameter sizes decide.
-  if (module.get_function("gpu_scale<float>").parameter_sizes(3).empty()) {
-    MESSAGE("this driver does not report parameter sizes (CUDA 12.4+): template arguments are unchecked");
-  } else {
-    KERNC_CHECK_ERROR(invalid, "parameter 1 is 4 bytes but the float64 scalar given is 8",
-                      module.launch("gpu_scale<float>", config_for(n), {x, 2.0, static_cast<int>(n)}));
-    KERNC_CHECK_ERROR(invalid, "takes 3 argument(s), 2 given", module.launch("gpu_scale<double>", config_for(n), {xd, 2.0}));
-    KERNC_CHECK_ERROR(invalid, "parameter 2 is 4 bytes",
-                      module.launch("gpu_scale<double>", config_for(n), {xd, 2.0, static_cast<long long>(n)}));
-  }
+  // Template instances are read from their template with the instance's arguments in place
+  // of its type parameters (`T factor` of gpu_scale<float> is a float): counts and kinds are
+  // checked, scalars converted, integers range-checked, as for a declared kernel.
+  KERNC_CHECK_ERROR(invalid, "takes 3 argument(s), 2 given", module.launch("gpu_scale<double>", config_for(n), {xd, 2.0}));
+  KERNC_CHECK_ERROR(invalid, "is a scalar but parameter", module.launch("gpu_scale<float>", config_for(n), {1.0f, 2.0, 5}));
+  KERNC_CHECK_ERROR(invalid, "is out of bounds for int32 parameter \"int n\"",
+                    module.launch("gpu_scale<double>", config_for(n), {xd, 2.0, std::int64_t{1} << 40}));
+  const auto host = download<float>(x);
+  module.launch("gpu_scale<float>", config_for(n), {x, 2.0, static_cast<long long>(n)});  // 2.0 as float, n as int
+  std::vector<float> twice(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) twice[i] = host[i] * 2.0f;
+  expect_equal(download<float>(x), twice, "gpu_scale<float> with a double factor and a long long count");
 }
 
 TEST_CASE("RawKernel reports code that does not compile as compile_failed at the first call, not at construction") {
