@@ -13,6 +13,18 @@ PORTS=$(realpath -- "$(dirname "$SPEC")/../tests/cli/data/cupy_ports.json")
 
 saxpy_args=(--kernel saxpy --in a=2.0 --in x=random:1000:float32 --in y=random:1000:float32)
 
+# tally.json, in the current directory: a raw module whose kernel writes __device__ globals
+# (hits[k]: how many x[i] & 3 == k; total: the sum of x) and has a __constant__ one; and a
+# raw kernel add_one(in, out, n) to call in place.
+save_tally_spec() {
+  cat >tally.json <<'JSON'
+{"kernels": [{"kind": "raw_module", "name": "tally",
+  "code": "__device__ unsigned int hits[4];\n__device__ float total;\n__constant__ double weights[2][3];\nextern \"C\" __global__ void tally(const int* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {\n    atomicAdd(&hits[x[i] & 3], 1u);\n    atomicAdd(&total, (float)x[i]);\n  }\n  if (n < 0) total = (float)weights[0][0];  // never: keeps weights referenced\n}\n"},
+ {"kind": "raw", "name": "add_one",
+  "code": "extern \"C\" __global__ void add_one(const float* in, float* out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = in[i] + 1.0f;\n}\n"}]}
+JSON
+}
+
 # ---------------------------------------------------------------------------------------------
 TEST "usage errors exit 2 before any GPU is needed"
 # A driver that cannot load: a GPU problem must not hide a usage error.
@@ -145,6 +157,87 @@ expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --
 expect_contains "$ERR" "--cooperative is for raw kernels; kernel saxpy is elementwise"
 
 # ---------------------------------------------------------------------------------------------
+TEST "--axis '()' reduces no axis; usage errors about it exit 2 before the GPU"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+# Accepted: every check passes and the run stops at the GPU (exit 7).
+expect_exit 7 kernc run "$SPEC" --kernel sum_of_squares --arg random:4x5:float32 --axis '()'
+expect_exit 7 kernc run "$SPEC" --kernel sum_of_squares --arg random:4x5:float32 --axis '( )' --keepdims
+# The library plans the call: a passed output must have the input's shape.
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --arg random:4x5:float32 --arg zeros:4:float32 --axis '()'
+expect_contains "$ERR" "kernel sum_of_squares: output y has shape [4], the reduction gives [4, 5]"
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --arg random:4x5:float32 --axis None
+expect_contains "$ERR" "--axis None: NumPy's axis=None, every axis, is the default: leave --axis out; --axis '()' reduces no axis"
+expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --arg random:4x5:float32 --axis '(0)'
+expect_contains "$ERR" "expected axes joined by commas, e.g. 1 or 0,-1, or '()' for none"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --axis '()'
+expect_contains "$ERR" "--axis is for reduction kernels; kernel saxpy is elementwise"
+
+TEST "@NAME shares an argument's device buffer (in-place calls); its errors exit 2 before the GPU"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+# Accepted: CuPy's saxpy(a, x, y, y), by position and by name, with a view, and a chain.
+expect_exit 7 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --arg @y
+expect_exit 7 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=@x --in z=@y
+expect_exit 7 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --arg '@x[::-1]'
+expect_exit 7 kernc run "$SPEC" --kernel sum_of_squares --arg ones:5:float32 --arg @x --axis '()'
+expect_exit 7 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg 2.5 --arg 10
+save_tally_spec
+expect_exit 7 kernc run tally.json --kernel add_one --arg ones:8:float32 --arg @0 --arg 8
+expect_exit 7 kernc run tally.json --kernel add_one --in in=ones:8:float32 --in out=@in --in n=8
+# The errors name the argument and what is wrong with it.
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --arg @q
+expect_contains "$ERR" "--arg @q: kernel saxpy (T a, T x, T y -> T z) has no argument named q"
+expect_not_contains "$ERR" "0-based position"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --arg @a
+expect_contains "$ERR" "--arg @a: a is a scalar (2.0 (float64 scalar)); only an array argument's buffer can be shared"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --in z=@z
+expect_contains "$ERR" "--in z=@z: an argument cannot share its own buffer: @NAME names another argument"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=@y --in y=@x
+expect_contains "$ERR" "the @NAME sources refer to each other in a circle and none has data"
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --arg @
+expect_contains "$ERR" '--arg @: "@": expected @NAME'
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --arg '@x[5]'
+expect_contains "$ERR" "--arg @x[5]: index 5 is out of bounds for axis 0 with size 5"
+# Shared arguments take part in the library's plan like any other: z is x's (4,) buffer.
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:4:float32 --arg ones:2x4:float32 --arg @x
+expect_contains "$ERR" "output z has shape [4] but the arguments broadcast to [2, 4]"
+# Raw kernels: by name or 0-based position; a scalar parameter cannot take a buffer.
+expect_exit 2 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg 2.5 --arg @3
+expect_contains "$ERR" "--arg @3: fill(float* out, float value, long long n) has no argument named 3 (name one, or give its 0-based position)"
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=zeros:10:float32 --in value=@out --in n=10
+expect_contains "$ERR" 'parameter "float value" is a scalar but value is an array'
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=@n --in value=2.5 --in n=10
+expect_contains "$ERR" "--in out=@n: n is a scalar (10 (int64 scalar))"
+# A global takes a value, not a buffer.
+expect_exit 2 kernc run "$PORTS" --kernel scaled --function scale_add --global scale=@x --arg ones:4:float32 --arg 4
+expect_contains "$ERR" "--global scale=@x: a global takes a value; @NAME (another argument's device buffer) is for kernel arguments"
+
+TEST "--read-global NAME[:DTYPE[:SHAPE]][=FILE.npy]: its errors exit 2 before the GPU"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+scale_add=(--kernel scaled --function scale_add --arg ones:4:float32 --arg 4)
+# Accepted: the dtype given, or taken from --global (and the shape with it); a C++ name with ::.
+expect_exit 7 kernc run "$PORTS" "${scale_add[@]}" --read-global offset:int32 --read-global 'scale:float32:()=s.npy'
+expect_exit 7 kernc run "$PORTS" "${scale_add[@]}" --global scale=2.5:float32 --read-global scale \
+  --read-global 'ns::table:float64:2x3'
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset
+expect_contains "$ERR" "--read-global offset: give the global's dtype, e.g. --read-global offset:float32 (no --global offset=SOURCE gives it)"
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset=o.npy
+expect_contains "$ERR" "give the global's dtype"
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset:int33
+expect_contains "$ERR" '--read-global offset:int33: unknown dtype "int33"'
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset:int32:3y
+expect_contains "$ERR" "--read-global offset:int32:3y: shape \"3y\": expected extents joined by x"
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset:int32:3:4
+expect_contains "$ERR" "--read-global \"offset:int32:3:4\": expected NAME[:DTYPE[:SHAPE]][=FILE.npy]"
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset:int32=
+expect_contains "$ERR" "no file after the ="
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global :int32
+expect_contains "$ERR" "no global named"
+expect_exit 2 kernc run "$PORTS" "${scale_add[@]}" --read-global offset:int32 --read-global offset:uint32
+expect_contains "$ERR" "--read-global offset is given twice"
+expect_exit 2 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg 2.5 --arg 10 --read-global x:int32
+expect_contains "$ERR" "--read-global is for raw_module kernels; kernel fill is raw"
+
+# ---------------------------------------------------------------------------------------------
 TEST "an array larger than the host is a clear error before anything is allocated"
 export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:99999999x99999999:float32 --in y=ones:5:float32
@@ -235,6 +328,58 @@ TEST "--repeat prints the kernel time and the effective bandwidth"
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:1000000:float32 \
   --in y=random:1000000:float32 --repeat 5
 expect_match "$OUT" '^time +median [0-9.]+ (us|ms), min [0-9.]+ (us|ms) over 5 launch\(es\) after 1 warm-up; [0-9.]+ GB/s effective \(12\.00 MB '
+
+TEST "--axis '()': each output is post_map(map(x)) of one element"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg arange:2x3:float32 --axis '()' --print
+expect_match "$OUT" '^output +y = float32 \(2, 3\) '
+expect_contains "$OUT" "[[0.0, 1.0, 4.0],"
+expect_contains "$OUT" " [9.0, 16.0, 25.0]]"
+expect_exit 0 kernc run "$SPEC" --kernel l2_norm --arg 'arange:5:float32[::-1]' --axis '()' --print
+expect_contains "$OUT" "[4.0, 3.0, 2.0, 1.0, 0.0]"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg arange:2x3:float32 --axis '()' --keepdims --format json
+expect_json "$OUT" 'd["outputs"][0]["shape"]' '[2, 3]'
+
+TEST "@NAME: an output that is an input is written in place (saxpy(a, x, y, y)), and uploaded once"
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg arange:5:float32 --arg ones:5:float32 --arg @y --print
+expect_match "$OUT" '^output +z = float32 \(5,\) @y \(the device buffer of y\)$'
+expect_match "$OUT" '^setup +40 B uploaded'  # x and y; z is y's buffer
+expect_match "$OUT" '^output +z = float32 \(5,\) +min 1\.0 max 9\.0 '
+expect_contains "$OUT" "[1.0, 3.0, 5.0, 7.0, 9.0]"
+# y, shown with --out, is the same buffer after the call.
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32 --in z=@y \
+  --out y=y.npy --format json
+expect_json "$OUT" '[i.get("shares") for i in d["outputs"] if "source" in i]' '["y"]'
+expect_json "$OUT" '[o["name"] for o in d["outputs"] if "file" in o]' '["y"]'
+# A raw kernel's arguments, by position: add_one(in, out=@0) adds one in place.
+save_tally_spec
+expect_exit 0 kernc run tally.json --kernel add_one --arg arange:6:float32 --arg @0 --arg 6 --print
+expect_match "$OUT" '^input +out = float32 \(6,\) @0 \(the device buffer of in\)$'
+expect_match "$OUT" '^output +out = float32 \(6,\) +min 1\.0 max 6\.0 '
+expect_contains "$OUT" "[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]"
+
+TEST "--read-global shows a global after the launch, with --global's dtype and shape by default"
+save_tally_spec
+expect_exit 0 kernc run tally.json --kernel tally --function tally --arg arange:10:int32 --arg 10 \
+  --global 'weights=arange:2x3:float64' --read-global hits:uint32 --read-global weights --print
+expect_match "$OUT" '^global +hits = uint32 \(4,\) +min 2 max 3 '
+expect_contains "$OUT" "[3, 3, 2, 2]"
+expect_match "$OUT" '^global +weights = float64 \(2, 3\) '
+expect_contains "$OUT" "[[0.0, 1.0, 2.0],"
+expect_exit 0 kernc run tally.json --kernel tally --function tally --arg arange:10:int32 --arg 10 \
+  --read-global 'total:float32:()' --format json
+expect_json "$OUT" '[d["read_globals"][0]["name"], d["read_globals"][0]["shape"], d["read_globals"][0]["summary"][:12]]' \
+  '["total", [], "min 45.0 max"]'
+# The byte size is known on the GPU only: a mismatch is still a usage error (exit 2).
+expect_exit 2 kernc run tally.json --kernel tally --function tally --arg arange:10:int32 --arg 10 \
+  --read-global hits:uint32:3=h.npy
+expect_contains "$ERR" "--read-global hits: the global has 16 byte(s), not the 12 of a uint32 array of shape (3,)"
+expect_file_missing h.npy
+expect_exit 2 kernc run tally.json --kernel tally --function tally --arg arange:10:int32 --arg 10 \
+  --read-global total:float64
+expect_contains "$ERR" "--read-global total: the global has 4 byte(s), not a whole number of float64 elements (8 byte(s) each)"
+expect_exit 6 kernc run tally.json --kernel tally --function tally --arg arange:10:int32 --arg 10 \
+  --read-global nothing:int32
+expect_contains "$ERR" "nothing"
 
 if [[ -z $NUMPY_PYTHON ]]; then
   echo "    (skipped the comparisons with NumPy: no python3 with numpy; Debian: apt-get install python3-numpy)"
@@ -355,6 +500,73 @@ expect_exit 2 kernc run "$PORTS" --kernel scaled --function scale_add --global s
 expect_contains "$ERR" "--global scale: the global has 4 byte(s) but 2.5 (float64 scalar) has 8 (give a typed scalar"
 expect_exit 6 kernc run "$PORTS" --kernel scaled --function scale_add --global nothing=1:int32 --arg ones:4:float32 --arg 4
 expect_contains "$ERR" "nothing"
+
+TEST "--axis '()' over random data and strided views matches NumPy (sum_of_squares, l2_norm)"
+save_view_data
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg m.npy --axis '()' --out y=y.npy
+np_check 'm, y = np.load("m.npy"), np.load("y.npy")
+assert y.shape == m.shape and y.dtype == np.float32, (y.shape, y.dtype)
+assert np.allclose(y, m * m, rtol=1.2e-7, atol=0), np.max(np.abs(y - m * m))'
+expect_exit 0 kernc run "$SPEC" --kernel l2_norm --arg 'm.npy[::-3, 1::2].T' --axis '()' --keepdims --out y=y.npy
+np_check 'm, y = np.load("m.npy"), np.load("y.npy")
+x = m[::-3, 1::2].T.astype(np.float64)
+assert y.shape == x.shape and y.dtype == np.float64, (y.shape, y.dtype)
+assert np.allclose(y, np.sqrt(x * x), rtol=1e-15, atol=0), np.max(np.abs(y - np.abs(x)))'
+# Rows a stride apart, each contiguous: the generic layout's columns kernel (NOTE [ reduction
+# columns ]) with no reduced axis.
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg 'm.npy[::2]' --axis '()' --out y=y.npy
+np_check 'm, y = np.load("m.npy"), np.load("y.npy")
+x = m[::2]
+assert y.shape == x.shape and np.allclose(y, x * x, rtol=1.2e-7, atol=0), np.max(np.abs(y - x * x))'
+for n in 1 1001 300007; do
+  np_check 'np.save("x.npy", np.random.default_rng(int(sys.argv[1])).uniform(-1, 1, int(sys.argv[1])).astype(np.float32))' "$n"
+  expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg x.npy --axis '()' --out y=y.npy
+  np_check 'x, y = np.load("x.npy"), np.load("y.npy")
+assert y.shape == x.shape and np.allclose(y, x * x, rtol=1.2e-7, atol=0), (y.shape, np.max(np.abs(y - x * x)))'
+done
+
+TEST "in-place calls with @NAME match NumPy: saxpy(a, x, y, y), a reversed view, a reduction, a raw kernel"
+save_view_data
+np_check 'np.save("y.npy", np.random.default_rng(12).uniform(-1, 1, (64, 96)).astype(np.float32))'
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --arg 1.5 --arg m.npy --arg y.npy --arg @y --out z=z.npy --out y=y2.npy
+np_check 'm, y, z, y2 = np.load("m.npy"), np.load("y.npy"), np.load("z.npy"), np.load("y2.npy")
+ref = 1.5 * m.astype(np.float64) + y
+assert z.shape == (64, 96) and np.max(np.abs(z - ref)) <= 1e-6, np.max(np.abs(z - ref))
+assert np.array_equal(z, y2), "z and y are one buffer"'
+# z is x reversed: x overlaps z but is not the same view, so the library reads x from a
+# copy (NumPy: out=x[::-1] of a*x + y computes from the old x).
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=-2.0 --in x=m.npy --in 'y=row.npy[None, :]' \
+  --in 'z=@x[::-1]' --out x=x2.npy --out z=z.npy
+np_check 'm, row, x2, z = np.load("m.npy"), np.load("row.npy"), np.load("x2.npy"), np.load("z.npy")
+ref = -2.0 * m.astype(np.float64) + row
+assert np.max(np.abs(z - ref)) <= 1e-6, np.max(np.abs(z - ref))
+assert np.array_equal(x2, z[::-1]), "x after the call is z reversed"'
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg m.npy --arg @x --axis '()' --out y=y.npy
+np_check 'm, y = np.load("m.npy"), np.load("y.npy")
+assert np.allclose(y, m * m, rtol=1.2e-7, atol=0), "in place, axis ()"'
+save_tally_spec
+np_check 'np.save("f.npy", np.random.default_rng(13).uniform(-1, 1, 5003).astype(np.float32))'
+expect_exit 0 kernc run tally.json --kernel add_one --in in=f.npy --in out=@in --in n=5003 --out out=g.npy
+np_check 'f, g = np.load("f.npy"), np.load("g.npy")
+assert np.array_equal(g, f + np.float32(1)), "add_one in place"'
+
+TEST "--read-global writes a global the kernel computed; the values match NumPy"
+save_tally_spec
+for n in 1 999 100003; do
+  np_check 'rng = np.random.default_rng(int(sys.argv[1]))
+np.save("x.npy", rng.integers(-10, 11, int(sys.argv[1])).astype(np.int32))
+np.save("w0.npy", rng.uniform(-1, 1, (2, 3)))' "$n"
+  expect_exit 0 kernc run tally.json --kernel tally --function tally --arg x.npy --arg "$n" \
+    --read-global 'hits:uint32:2x2=hits.npy' --read-global total:float32=total.npy \
+    --global weights=w0.npy --read-global weights=w.npy
+  expect_match "$OUT" '^global +hits = uint32 \(2, 2\) written to hits\.npy$'
+  np_check 'x, hits, total, w = np.load("x.npy"), np.load("hits.npy"), np.load("total.npy"), np.load("w.npy")
+assert hits.dtype == np.uint32 and hits.shape == (2, 2), (hits.dtype, hits.shape)
+assert np.array_equal(hits.ravel(), np.bincount(x & 3, minlength=4)), (hits, np.bincount(x & 3, minlength=4))
+assert total.dtype == np.float32 and total.shape == (1,), (total.dtype, total.shape)
+assert total[0] == x.astype(np.int64).sum(), (total, x.sum())  # whole numbers below 2^24: exact in any order
+assert w.dtype == np.float64 and w.shape == (2, 3) and np.array_equal(w, np.load("w0.npy")), (w.dtype, w.shape)'
+done
 
 TEST "--cooperative launches through cuLaunchCooperativeKernel: grid.sync() orders the whole grid"
 np_check 'np.save("r.npy", np.random.default_rng(9).uniform(-1, 1, 100000).astype(np.float32))'

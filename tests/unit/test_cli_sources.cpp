@@ -194,3 +194,56 @@ TEST_CASE("ArrayRef::contiguous refuses strides past 2^63 bytes, zero extents or
   CHECK(ok.strides == std::vector<std::int64_t>{8 * big, 8});
   CHECK(ok.size() == 0);
 }
+
+TEST_CASE("cli sources: parse_shared_source reads @NAME, @K and a view after them") {
+  using kernc::cli::parse_shared_source;
+  auto x = parse_shared_source("@x");
+  REQUIRE(x);
+  CHECK(x->name == "x");
+  CHECK(x->suffix.empty());
+  auto view = parse_shared_source("@out_2[::2].T");
+  REQUIRE(view);
+  CHECK(view->name == "out_2");
+  CHECK(view->suffix == "[::2].T");
+  auto position = parse_shared_source("@0");
+  REQUIRE(position);
+  CHECK(position->name == "0");
+  // Every other SOURCE is no shared one.
+  CHECK_FALSE(parse_shared_source("x.npy"));
+  CHECK_FALSE(parse_shared_source("random:5:float32"));
+  CHECK_FALSE(parse_shared_source("2.5"));
+  for (const char* bad : {"@", "@x-y", "@1x", "@[0]"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_shared_source(bad), doctest::Contains("expected @NAME"), kernc::Error);
+  }
+}
+
+TEST_CASE("cli sources: shared_value views the owner's buffer, with no bytes of its own") {
+  using kernc::cli::shared_value;
+  using kernc::cli::SharedSource;
+  const SourceValue owner = load_source("arange:4x6:float32[1:]");  // offset 24 bytes, shape (3, 6)
+  SUBCASE("the owner's view as it is") {
+    SourceValue v = shared_value(SharedSource{"x", ""}, owner, "x");
+    CHECK(v.is_array);
+    CHECK(v.dtype == kernc::DType::float32);
+    CHECK(v.shape == Shape{3, 6});
+    CHECK(v.strides == owner.strides);
+    CHECK(v.offset == 24);
+    CHECK(v.data.empty());
+    CHECK(v.description == "float32 (3, 6) @x (the device buffer of x)");
+  }
+  SUBCASE("a view of the owner's view: arange(24).reshape(4, 6)[1:][::2, ::-3].T") {
+    SourceValue v = shared_value(SharedSource{"2", "[::2, ::-3].T"}, owner, "x");
+    CHECK(v.shape == Shape{2, 2});
+    CHECK(v.strides == Shape{-12, 48});
+    CHECK(v.offset == 24 + 5 * 4);  // element [1, 5] of the base
+    CHECK(v.description == "float32 (2, 2) strides (-12, 48) @2[::2, ::-3].T (the device buffer of x)");
+  }
+  SUBCASE("a scalar has no buffer; a bad view is NumPy's error") {
+    CHECK_THROWS_WITH_AS(shared_value(SharedSource{"a", ""}, load_source("2.5"), "a"),
+                         doctest::Contains("a is a scalar (2.5 (float64 scalar)); only an array argument's buffer"),
+                         kernc::Error);
+    CHECK_THROWS_WITH_AS(shared_value(SharedSource{"x", "[3]"}, owner, "x"),
+                         doctest::Contains("index 3 is out of bounds for axis 0 with size 3"), kernc::Error);
+  }
+}

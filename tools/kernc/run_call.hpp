@@ -29,6 +29,7 @@ struct RunCommandOptions {
   std::vector<std::string> outputs;   // NAME=FILE.npy
   std::vector<std::string> bindings;  // T=DTYPE
   std::vector<std::string> globals;   // NAME=SOURCE (raw modules' __device__/__constant__ globals)
+  std::vector<std::string> read_globals;  // NAME[:DTYPE[:SHAPE]][=FILE.npy], read back after the launches
   std::string axis;
   bool keepdims = false;
   std::string grid;
@@ -57,6 +58,17 @@ struct RunReport {
 struct Argument {
   std::string name;  // the parameter's name, or "#k" for an unnamed raw argument
   SourceValue value;
+  // An "@NAME" SOURCE: the argument whose device buffer this one views (the one that owns
+  // it, past any chain), and `value` has no data. See NOTE [ shared buffers ] in run_plan.cpp.
+  std::string shares;
+};
+
+// A raw module's global read back after the launches (--read-global).
+struct GlobalRead {
+  std::string name;
+  DType dtype = DType::float32;
+  std::optional<std::vector<std::int64_t>> shape;  // else (bytes / itemsize,), or its --global's shape
+  std::string file;                                // "" : shown, not written
 };
 
 struct RunPlan {
@@ -74,6 +86,7 @@ struct RunPlan {
   std::string function;
   LaunchConfig launch;
   std::vector<Argument> globals;  // raw_module: written to the module's globals before the launch
+  std::vector<GlobalRead> read_globals;  // raw_module: read back after the launches
 };
 
 /// A usage error: exit 2.

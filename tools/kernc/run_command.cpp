@@ -83,6 +83,17 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "for a float). --block defaults to 256 (elementwise: kernc's choice; CuPy's block_size=),\n"
       "--grid to enough blocks for --size N elements or the largest array.\n"
       "--out may also name an array input, to keep generated data (e.g. --out x=x.npy).\n\n"
+      "In-place calls: the SOURCE @NAME is no new data but the device buffer of argument NAME, so\n"
+      "that an output can be one of the inputs, as CuPy's k(x, y, x): --arg x.npy --arg y.npy\n"
+      "--arg @x (or --in z=@x); a view may follow (@x[::2]). The output then shows (or --out writes)\n"
+      "that buffer as the kernel left it. Raw kernels: @K names the argument at 0-based position K.\n"
+      "Reductions: --axis '()' reduces no axis (CuPy's axis=()): the output has the inputs' broadcast\n"
+      "shape, each element post_map(map(x)) of one element; without --axis every axis is reduced.\n"
+      "--read-global NAME[:DTYPE[:SHAPE]][=FILE.npy] reads a raw_module's __device__ or __constant__\n"
+      "global back after the launches and shows it like an output, or writes it to FILE.npy. DTYPE\n"
+      "defaults to that of --global NAME=SOURCE (SHAPE then to its shape), else is required; without\n"
+      "SHAPE the global is a vector of every element, its byte size a multiple of DTYPE's.\n"
+      "Outputs and globals are read after the last launch: with --repeat N, after N + 1 of them.\n\n"
       "Without --out an output is summarised (dtype, shape, min/max/mean of the finite values,\n"
       "the first elements); --print shows every element (at most {}). --repeat N times N more\n"
       "launches with CUDA events after the first and prints the median and minimum kernel time\n"
@@ -95,6 +106,8 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "  kernc run examples/kernels.json --kernel saxpy --arg 2.0 --arg 'random:4096x4096:float32.T' \\\n"
       "      --arg 'random:4096:float32[None, :]' --repeat 20\n"
       "  kernc run examples/kernels.json --kernel sum_of_squares --in x=x.npy --axis 1 --out y=y.npy\n"
+      "  kernc run examples/kernels.json --kernel sum_of_squares --arg x.npy --axis '()' --out y=y.npy\n"
+      "  kernc run examples/kernels.json --kernel saxpy --arg 2.0 --arg x.npy --arg y.npy --arg @y --out z=z.npy\n"
       "  kernc run examples/kernels.json --kernel fill --in out=zeros:1000:float32 --in value=2.5 \\\n"
       "      --in n=1000 --print\n"
       "  kernc run examples/kernels.json --kernel scaling --function 'axpby<float>' --arg 2:float32 \\\n"
@@ -109,12 +122,16 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--out", options->outputs, "NAME=FILE.npy: write output NAME to a .npy file")->allow_extra_args(false);
   sub->add_option("--bind", options->bindings, "LETTER=DTYPE: bind a type placeholder no argument decides (T=float32)")
       ->allow_extra_args(false);
-  sub->add_option("--axis", options->axis, "Reductions: the axes to reduce, e.g. 1 or 0,-1 (default: all)");
+  sub->add_option("--axis", options->axis,
+                  "Reductions: the axes to reduce, e.g. 1 or 0,-1, or '()' for none (default: all)");
   sub->add_flag("--keepdims", options->keepdims, "Reductions: keep reduced axes with extent 1");
   sub->add_option("--grid", options->grid, "Raw kernels: grid size X[,Y[,Z]]");
   sub->add_option("--block", options->block,
                   "Raw kernels: block size X[,Y[,Z]] (default 256); elementwise: threads per block");
   sub->add_option("--global", options->globals, "NAME=SOURCE: raw_module kernels: set a __device__/__constant__ global")
+      ->allow_extra_args(false);
+  sub->add_option("--read-global", options->read_globals,
+                  "NAME[:DTYPE[:SHAPE]][=FILE.npy]: raw_module kernels: read a global back after the launches")
       ->allow_extra_args(false);
   sub->add_option("--shared", options->shared, "Raw kernels: dynamic shared memory in bytes");
   sub->add_flag("--cooperative", options->cooperative,

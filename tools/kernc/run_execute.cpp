@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -15,33 +16,76 @@ namespace kernc::cli {
 
 namespace {
 
-// One result array, downloaded: summary or file, and every element with --print.
+// One result on the host (an output, an argument, a global read back): a summary, or
+// written to `file`, and every element with --print. `role` starts its line.
+void report_array(const char* role, const std::string& name, DType dtype, const std::vector<std::int64_t>& shape,
+                  const std::string& data, const std::string& file, bool print, nlohmann::json& rows,
+                  RunReport& report) {
+  const std::int64_t count = element_count(shape);
+  const std::string label = fmt::format("{} {}", to_string(dtype), format_numpy_shape(shape));
+  nlohmann::json row = {{"name", name}, {"dtype", to_string(dtype)}, {"shape", shape}};
+  if (!file.empty()) {
+    row["file"] = file;
+    if (dtype == DType::bfloat16) {
+      // See NOTE [ npy dtypes ]: NumPy has no bfloat16; float32 holds every value exactly.
+      std::vector<float> widened(static_cast<std::size_t>(count));
+      for (std::size_t k = 0; k < widened.size(); ++k) widened[k] = static_cast<float>(element_at(dtype, data, static_cast<std::int64_t>(k)).re);
+      write_npy(file, DType::float32, shape, widened.data());
+      row["file_dtype"] = "float32";
+      report.line("{:<7} {} = {} written to {} as float32 (NumPy has no bfloat16)\n", role, name, label, file);
+    } else {
+      write_npy(file, dtype, shape, data.data());
+      report.line("{:<7} {} = {} written to {}\n", role, name, label, file);
+    }
+  } else {
+    const std::string summary = summarize(dtype, data, count);
+    row["summary"] = summary;
+    report.line("{:<7} {} = {}  {}\n", role, name, label, summary);
+  }
+  rows.push_back(row);
+  if (print && !report.json) print_elements(dtype, data, shape);
+}
+
+// One result array, downloaded and reported.
 void report_output(const std::string& name, const DeviceArray& array, const RunPlan& plan, bool print, RunReport& report) {
   std::string data(static_cast<std::size_t>(array.size()) * itemsize(array.dtype()), '\0');
   if (!data.empty()) array.to_host(data.data());
-  DType dtype = array.dtype();
-  const std::string label = fmt::format("{} {}", to_string(dtype), format_numpy_shape(array.shape()));
-  nlohmann::json row = {{"name", name}, {"dtype", to_string(dtype)}, {"shape", array.shape()}};
-  if (auto file = plan.out_files.find(name); file != plan.out_files.end()) {
-    row["file"] = file->second;
-    if (dtype == DType::bfloat16) {
-      // See NOTE [ npy dtypes ]: NumPy has no bfloat16; float32 holds every value exactly.
-      std::vector<float> widened(static_cast<std::size_t>(array.size()));
-      for (std::size_t k = 0; k < widened.size(); ++k) widened[k] = static_cast<float>(element_at(dtype, data, static_cast<std::int64_t>(k)).re);
-      write_npy(file->second, DType::float32, array.shape(), widened.data());
-      row["file_dtype"] = "float32";
-      report.line("output  {} = {} written to {} as float32 (NumPy has no bfloat16)\n", name, label, file->second);
-    } else {
-      write_npy(file->second, dtype, array.shape(), data.data());
-      report.line("output  {} = {} written to {}\n", name, label, file->second);
+  auto file = plan.out_files.find(name);
+  report_array("output", name, array.dtype(), array.shape(), data, file == plan.out_files.end() ? "" : file->second,
+               print, report.doc["outputs"], report);
+}
+
+// A global read back (--read-global): its bytes as `dtype`, in `shape` when given (else a
+// vector of every element), which must cover them exactly.
+struct GlobalValue {
+  std::vector<std::int64_t> shape;
+  std::string data;
+};
+
+GlobalValue read_global(const GlobalRead& read, const RawModule& module, const CallOptions& call, const Device& device) {
+  auto [address, bytes] = module.get_global(read.name, call);
+  const std::size_t item = itemsize(read.dtype);
+  GlobalValue value;
+  if (read.shape) {
+    value.shape = *read.shape;
+    const auto wanted = static_cast<std::size_t>(element_count(value.shape)) * item;
+    if (wanted != bytes) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--read-global {}: the global has {} byte(s), not the {} of a {} array of shape {}",
+                              read.name, bytes, wanted, to_string(read.dtype), format_numpy_shape(value.shape)));
     }
   } else {
-    const std::string summary = summarize(dtype, data, array.size());
-    row["summary"] = summary;
-    report.line("output  {} = {}  {}\n", name, label, summary);
+    if (bytes % item != 0) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("--read-global {}: the global has {} byte(s), not a whole number of {} elements ({} "
+                              "byte(s) each)",
+                              read.name, bytes, to_string(read.dtype), item));
+    }
+    value.shape = {static_cast<std::int64_t>(bytes / item)};
   }
-  report.doc["outputs"].push_back(row);
-  if (print && !report.json) print_elements(dtype, data, array.shape());
+  value.data.assign(bytes, '\0');
+  if (bytes != 0) device.copy_to_host(value.data.data(), address, bytes);
+  return value;
 }
 
 // A scalar's bytes as its dtype stores them.
@@ -92,22 +136,34 @@ int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engin
   report.doc["outputs"] = nlohmann::json::array();
   // Every argument on the device: the bytes its view reads are uploaded whole (`buffers`,
   // kept alive here) and `uploaded[k]` is plan.inputs[k]'s view of them, strides and all.
+  // An argument that shares another's buffer ("@NAME") uploads nothing and views its
+  // owner's buffer (see NOTE [ shared buffers ] in run_plan.cpp).
   std::vector<DeviceArray> buffers;
   std::vector<std::optional<DeviceArray>> uploaded;
+  std::map<std::string, std::uint64_t> buffer_of;  // an owner's name -> its buffer's address
   double upload_bytes = 0;
+  auto upload = [&](const std::vector<Argument>& arguments) {
+    for (const auto& arg : arguments) {
+      if (!arg.value.is_array || !arg.shares.empty()) continue;
+      const std::int64_t elements = static_cast<std::int64_t>(arg.value.data.size() / itemsize(arg.value.dtype));
+      buffers.push_back(DeviceArray::from_host(device, arg.value.dtype, {elements}, arg.value.data.data()));
+      upload_bytes += static_cast<double>(arg.value.data.size());
+      buffer_of[arg.name] = buffers.back().ref().data;
+    }
+  };
   auto to_args = [&](const std::vector<Argument>& arguments, std::vector<Arg>& args, const char* role) {
     for (const auto& arg : arguments) {
       report.line("{:<7} {} = {}\n", role, arg.name, arg.value.description);
-      report.doc[std::string(role) + "s"].push_back({{"name", arg.name}, {"source", arg.value.description}});
+      nlohmann::json row = {{"name", arg.name}, {"source", arg.value.description}};
+      if (!arg.shares.empty()) row["shares"] = arg.shares;
+      report.doc[std::string(role) + "s"].push_back(row);
       if (!arg.value.is_array) {
         args.emplace_back(arg.value.scalar);
         uploaded.emplace_back();
         continue;
       }
-      const std::int64_t elements = static_cast<std::int64_t>(arg.value.data.size() / itemsize(arg.value.dtype));
-      buffers.push_back(DeviceArray::from_host(device, arg.value.dtype, {elements}, arg.value.data.data()));
-      upload_bytes += static_cast<double>(arg.value.data.size());
-      uploaded.push_back(DeviceArray::wrap(device, arg.value.view(buffers.back().ref().data)));
+      const std::uint64_t base = buffer_of.at(arg.shares.empty() ? arg.name : arg.shares);
+      uploaded.push_back(DeviceArray::wrap(device, arg.value.view(base)));
       args.emplace_back(*uploaded.back());
     }
   };
@@ -122,6 +178,8 @@ int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engin
     return ms;
   };
   std::vector<Arg> inputs, given_outputs;
+  upload(plan.inputs);
+  upload(plan.given_outputs);
   to_args(plan.inputs, inputs, "input");
   to_args(plan.given_outputs, given_outputs, "output");
   device.synchronize();
@@ -257,7 +315,18 @@ int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engin
     report.doc["time"] = {{"median_ms", mid},   {"min_ms", best},          {"launches", options.repeat},
                           {"gb_per_s", gb_per_s}, {"bytes_per_launch", bytes}};
   }
+  // Globals are read after every launch, as the outputs are; all of them before anything
+  // is reported, so that a wrong --read-global shape writes no file.
+  std::vector<GlobalValue> globals_read;
+  for (const auto& read : plan.read_globals) {
+    globals_read.push_back(read_global(read, std::get<RawModule>(entry.kernel), call, device));
+  }
   for (const auto& [name, array] : shown) report_output(name, array, plan, options.print, report);
+  for (std::size_t k = 0; k < plan.read_globals.size(); ++k) {
+    const GlobalRead& read = plan.read_globals[k];
+    report_array("global", read.name, read.dtype, globals_read[k].shape, globals_read[k].data, read.file, options.print,
+                 report.doc["read_globals"], report);
+  }
   if (report.json) fmt::print("{}\n", report.doc.dump(2));
   return kExitOk;
 }

@@ -3,6 +3,7 @@
 // this file only matches the command line's names and sources to parameters.
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -65,13 +66,26 @@ unsigned parse_block_size(const std::string& text) {
   return dims[0];
 }
 
+// "1", "0,-1", or "()": no axis (CuPy's axis=(): each output is post_map(map(x)) of one
+// element). Not "None", which is NumPy's every axis: leaving --axis out says that.
 std::vector<int> parse_axes(const std::string& text) {
+  std::string bare;
+  for (char c : text) {
+    if (c != ' ') bare += c;
+  }
+  if (bare == "()") return {};
+  if (bare == "None" || bare == "none") {
+    throw usage(fmt::format("--axis {}: NumPy's axis=None, every axis, is the default: leave --axis out; --axis '()' "
+                            "reduces no axis",
+                            text));
+  }
   std::vector<int> axes;
   for (const auto& item : split_list(text)) {
     char* end = nullptr;
     long value = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || value < -64 || value > 64) {
-      throw usage(fmt::format("--axis \"{}\": expected axes joined by commas, e.g. 1 or 0,-1", text));
+      throw usage(fmt::format("--axis \"{}\": expected axes joined by commas, e.g. 1 or 0,-1, or '()' for none",
+                              text));
     }
     axes.push_back(static_cast<int>(value));
   }
@@ -100,12 +114,95 @@ const SpecKernel& find_kernel(const Spec& spec, const std::string& name) {
   }
 }
 
+// How messages name an argument: "--in x=SOURCE", or "--arg SOURCE" (name empty).
+std::string argument_label(const std::string& name, const std::string& text, const char* option) {
+  return fmt::format("{} {}", option, name.empty() ? text : name + "=" + text);
+}
+
 SourceValue load_argument(const std::string& name, const std::string& text, const char* option) {
   try {
     return load_source(text);
   } catch (const Error& error) {
-    throw with_context(error, fmt::format("{} {}", option, name.empty() ? text : name + "=" + text));
+    throw with_context(error, argument_label(name, text, option));
   }
+}
+
+// A kernel argument from its SOURCE: read or made now, or, for "@NAME", left without a
+// value until resolve_shared (see NOTE [ shared buffers ]).
+Argument given_argument(const std::string& name, const std::string& label_name, const std::string& text,
+                        const char* option) {
+  try {
+    if (parse_shared_source(text)) return Argument{name, SourceValue{}, ""};
+  } catch (const Error& error) {
+    throw with_context(error, argument_label(label_name, text, option));
+  }
+  return Argument{name, load_argument(label_name, text, option), ""};
+}
+
+// NOTE [ shared buffers ]
+// A SOURCE "@NAME" has no data of its own: it is the device buffer of the call's argument
+// NAME, so that a call can write one of its inputs, as CuPy's in-place k(x, y, x) does.
+// resolve_shared gives each such argument the owner's dtype and view (its own view suffix
+// applied: "@x[::2]") and no host bytes, and records in Argument::shares the argument that
+// owns the buffer, past chains (z=@y, y=@x: both share x's). run_execute.cpp uploads the
+// owners only and wraps an owner's buffer for each argument that shares it, so the library
+// sees the same device memory twice, exactly as in CuPy (ElementwiseKernel reads an input
+// that overlaps an output from a copy unless it is the very same view; two outputs that
+// overlap are its error, at the launch). The outputs are read back after the launches, so
+// a shared output shows the buffer as the kernel left it.
+
+// One argument of the call as the command line gave it, for resolve_shared.
+struct Slot {
+  Argument* argument;
+  std::string source;  // the SOURCE text
+  std::string label;   // "--in z=@x" or "--arg @x"
+};
+
+// Resolves the "@NAME" sources among `slots` (the call's arguments in parameter order);
+// `positions`: NAME may also be a 0-based position (raw kernels, as --out).
+void resolve_shared(const std::vector<Slot>& slots, bool positions, const std::string& what) {
+  enum State { open, resolving, resolved };
+  std::vector<State> state(slots.size(), resolved);
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    if (parse_shared_source(slots[k].source)) state[k] = open;
+  }
+  std::function<void(std::size_t)> resolve = [&](std::size_t k) {
+    if (state[k] == resolved) return;
+    const Slot& slot = slots[k];
+    if (state[k] == resolving) {
+      throw usage(fmt::format("{}: the @NAME sources refer to each other in a circle and none has data: give one of "
+                              "them a SOURCE such as random:1000:float32",
+                              slot.label));
+    }
+    state[k] = resolving;
+    const SharedSource shared = *parse_shared_source(slot.source);
+    std::optional<std::size_t> target;
+    for (std::size_t j = 0; j < slots.size(); ++j) {
+      if (slots[j].argument->name == shared.name) target = j;
+    }
+    if (!target && positions && shared.name.find_first_not_of("0123456789") == std::string::npos &&
+        shared.name.size() < 10 && std::stoul(shared.name) < slots.size()) {
+      target = std::stoul(shared.name);
+    }
+    if (!target) {
+      throw usage(fmt::format("{}: {} has no argument named {}{}", slot.label, what, shared.name,
+                              positions ? " (name one, or give its 0-based position)" : ""));
+    }
+    if (*target == k) {
+      throw usage(fmt::format("{}: an argument cannot share its own buffer: @NAME names another argument", slot.label));
+    }
+    resolve(*target);
+    const Argument& owner = *slots[*target].argument;
+    const std::string owner_name = owner.shares.empty() ? owner.name : owner.shares;
+    try {
+      slot.argument->value = shared_value(shared, owner.value, owner_name);
+    } catch (const Error& error) {
+      throw with_context(error, slot.label);
+    }
+    slot.argument->shares = owner_name;
+    state[k] = resolved;
+  };
+  for (std::size_t k = 0; k < slots.size(); ++k) resolve(k);
 }
 
 void check_options_for(const RunCommandOptions& options, const SpecKernel& entry) {
@@ -120,6 +217,7 @@ void check_options_for(const RunCommandOptions& options, const SpecKernel& entry
   refuse(!raw && options.cooperative, "--cooperative", "raw kernels");
   refuse(kind != "raw_module" && !options.function.empty(), "--function", "raw_module kernels");
   refuse(kind != "raw_module" && !options.globals.empty(), "--global", "raw_module kernels");
+  refuse(kind != "raw_module" && !options.read_globals.empty(), "--read-global", "raw_module kernels");
   refuse(kind != "reduction" && !options.axis.empty(), "--axis", "reduction kernels");
   refuse(kind != "reduction" && options.keepdims, "--keepdims", "reduction kernels");
   refuse(raw && !options.bindings.empty(), "--bind", "elementwise and reduction kernels");
@@ -178,6 +276,7 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
     const auto assignment = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in x=random:1000:float32");
     named.push_back({assignment.first, assignment.second, "--in"});
   }
+  std::map<std::string, std::pair<std::string, std::string>> sources;  // name -> SOURCE, label
   for (const auto& arg : named) {
     // Plain references, not a structured binding: lambdas may capture those only from C++20.
     const std::string& name = arg.name;
@@ -191,7 +290,9 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
                               name, params));
     }
     if (*slot) throw usage(fmt::format("--in {} is given twice", name));
-    *slot = Argument{name, load_argument(arg.option == std::string("--arg") ? "" : name, arg.source, arg.option)};
+    const std::string label_name = arg.option == std::string("--arg") ? "" : name;
+    *slot = given_argument(name, label_name, arg.source, arg.option);
+    sources[name] = {arg.source, argument_label(label_name, arg.source, arg.option)};
   }
   std::string missing;
   for (std::size_t k = 0; k < sig.in.size(); ++k) {
@@ -205,6 +306,15 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
     throw usage(fmt::format("kernel {}: give every output with --in or none (kernc then allocates them): {}",
                             kernel.name(), params));
   }
+  std::vector<Slot> slots;
+  for (auto* list : {&inputs, &outputs}) {
+    for (auto& argument : *list) {
+      if (!argument) continue;
+      const auto& source = sources.at(argument->name);
+      slots.push_back(Slot{&*argument, source.first, source.second});
+    }
+  }
+  resolve_shared(slots, false, fmt::format("kernel {} ({})", kernel.name(), params));
   CallTypes types;
   types.bindings = plan.bindings;
   for (auto& in : inputs) {
@@ -291,6 +401,7 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
   if (!options.inputs.empty() && !options.args.empty()) {
     throw usage("give a raw kernel's arguments either by name (--in NAME=SOURCE) or in order (--arg SOURCE), not both");
   }
+  std::vector<std::string> sources;  // each argument's SOURCE, in argument order
   if (!options.inputs.empty()) {
     if (!declared) {
       throw usage(fmt::format("cannot read the parameters of {} from its source: give its arguments in order with "
@@ -298,13 +409,15 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
                               plan.function));
     }
     std::vector<std::optional<Argument>> args(declared->size());
+    sources.resize(declared->size());
     for (const auto& text : options.inputs) {
       auto [name, value] = split_assignment(text, "--in", "NAME=SOURCE, e.g. --in n=1000");
       auto found = std::find(names.begin(), names.end(), name);
       if (found == names.end()) throw usage(fmt::format("--in {}: {} has no parameter named {}", text, signature, name));
       auto& slot = args[static_cast<std::size_t>(found - names.begin())];
       if (slot) throw usage(fmt::format("--in {} is given twice", name));
-      slot = Argument{name, load_argument(name, value, "--in")};
+      slot = given_argument(name, name, value, "--in");
+      sources[static_cast<std::size_t>(found - names.begin())] = value;
     }
     std::string missing;
     for (std::size_t k = 0; k < args.size(); ++k) {
@@ -317,13 +430,21 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
   } else {
     for (std::size_t k = 0; k < options.args.size(); ++k) {
       std::string name = k < names.size() && !names[k].empty() ? names[k] : fmt::format("#{}", k);
-      plan.inputs.push_back(Argument{name, load_argument("", options.args[k], "--arg")});
+      plan.inputs.push_back(given_argument(name, "", options.args[k], "--arg"));
+      sources.push_back(options.args[k]);
     }
     if (declared && plan.inputs.size() != declared->size()) {
       throw usage(fmt::format("{} takes {} argument(s), {} given with --arg{}", signature, declared->size(),
                               plan.inputs.size(), declared->empty() ? "" : "\n" + std::string(kSourceHint)));
     }
   }
+  std::vector<Slot> slots;
+  for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
+    const bool by_name = !options.inputs.empty();
+    slots.push_back(Slot{&plan.inputs[k], sources[k],
+                         argument_label(by_name ? plan.inputs[k].name : "", sources[k], by_name ? "--in" : "--arg")});
+  }
+  resolve_shared(slots, true, signature);
   for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
     auto& arg = plan.inputs[k];
     const RawParameter* param = declared && k < declared->size() ? &(*declared)[k] : nullptr;
@@ -372,6 +493,66 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
   plan.launch.cooperative = options.cooperative;
 }
 
+// --read-global NAME[:DTYPE[:SHAPE]][=FILE.npy]. NAME may be a C++ name with "::"
+// (a name expression): its end is the first ':' that is not half of a "::".
+GlobalRead parse_read_global(const std::string& text, const std::vector<Argument>& globals) {
+  const char* const form = "NAME[:DTYPE[:SHAPE]][=FILE.npy], e.g. --read-global counts:int32 or "
+                           "--read-global counts:int32:4x4=counts.npy";
+  GlobalRead read;
+  std::string spec = text;
+  if (auto eq = text.find('='); eq != std::string::npos) {
+    spec = text.substr(0, eq);
+    read.file = text.substr(eq + 1);
+    if (read.file.empty()) throw usage(fmt::format("--read-global \"{}\": no file after the =; expected {}", text, form));
+  }
+  std::size_t colon = std::string::npos;
+  for (std::size_t k = 0; k < spec.size(); ++k) {
+    if (spec[k] != ':') continue;
+    if (k + 1 < spec.size() && spec[k + 1] == ':') {
+      ++k;  // "::"
+      continue;
+    }
+    colon = k;
+    break;
+  }
+  read.name = spec.substr(0, colon);
+  if (read.name.empty()) throw usage(fmt::format("--read-global \"{}\": no global named; expected {}", text, form));
+  std::vector<std::string> parts;
+  if (colon != std::string::npos) {
+    const std::string rest = spec.substr(colon + 1);
+    for (std::size_t start = 0;;) {
+      std::size_t end = rest.find(':', start);
+      parts.push_back(rest.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  if (parts.size() > 2) throw usage(fmt::format("--read-global \"{}\": expected {}", text, form));
+  const Argument* written = nullptr;
+  for (const auto& global : globals) {
+    if (global.name == read.name) written = &global;
+  }
+  if (!parts.empty()) {
+    read.dtype = parse_dtype_name(parts[0], "--read-global " + text);
+  } else if (written) {
+    read.dtype = written->value.dtype;
+  } else {
+    throw usage(fmt::format("--read-global {}: give the global's dtype, e.g. --read-global {}:float32 (no --global "
+                            "{}=SOURCE gives it)",
+                            text, read.name, read.name));
+  }
+  if (parts.size() == 2) {
+    try {
+      read.shape = parse_shape(parts[1]);
+    } catch (const Error& error) {
+      throw with_context(error, "--read-global " + text);
+    }
+  } else if (written && written->value.dtype == read.dtype) {
+    read.shape = written->value.is_array ? written->value.shape : std::vector<std::int64_t>{};
+  }
+  return read;
+}
+
 }  // namespace
 
 RunPlan make_plan(const Spec& spec, const RunCommandOptions& options) {
@@ -394,7 +575,19 @@ RunPlan make_plan(const Spec& spec, const RunCommandOptions& options) {
     for (const auto& seen : plan.globals) {
       if (seen.name == assignment.first) throw usage(fmt::format("--global {} is given twice", seen.name));
     }
-    plan.globals.push_back(Argument{assignment.first, load_argument(assignment.first, assignment.second, "--global")});
+    if (assignment.second[0] == '@') {
+      throw usage(fmt::format("--global {}: a global takes a value; @NAME (another argument's device buffer) is for "
+                              "kernel arguments",
+                              text));
+    }
+    plan.globals.push_back(Argument{assignment.first, load_argument(assignment.first, assignment.second, "--global"), ""});
+  }
+  for (const auto& text : options.read_globals) {
+    GlobalRead read = parse_read_global(text, plan.globals);
+    for (const auto& seen : plan.read_globals) {
+      if (seen.name == read.name) throw usage(fmt::format("--read-global {} is given twice", seen.name));
+    }
+    plan.read_globals.push_back(std::move(read));
   }
   return plan;
 }

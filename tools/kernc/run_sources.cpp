@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <complex>
@@ -33,6 +34,9 @@ const char* const kSourceSyntax =
     "  ones:SHAPE:DTYPE             all 1\n"
     "  VALUE[:DTYPE]                a scalar: 3.5, -2, 1e-3, true, 1+2j, 7:int8, 2.5:float32; untyped\n"
     "                               integers are int64, reals float64, complex values complex128\n"
+    "  @NAME                        no data of its own: the device buffer of argument NAME (a parameter\n"
+    "                               name; raw kernels: or a 0-based position), for in-place calls as\n"
+    "                               CuPy's k(x, y, x): --arg x.npy --arg y.npy --arg @x\n"
     "SHAPE is 1000, 64x1000 or () (0-d); DTYPE a NumPy name: float32, int8, complex64, f4, ...";
 
 const char* const kSourceHint =
@@ -405,6 +409,53 @@ SourceValue load_base_source(const std::string& text, std::string& origin) {
 }
 
 }  // namespace
+
+std::optional<SharedSource> parse_shared_source(const std::string& text) {
+  if (text.empty() || text[0] != '@') return std::nullopt;
+  auto [base, suffix] = split_view_suffix(text);
+  const std::string name = base.substr(1);
+  const bool position = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+  const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                          name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                              std::string::npos;
+  if (!position && !identifier) {
+    throw bad_source(fmt::format("\"{}\": expected @NAME, the name of another argument (its device buffer is "
+                                 "shared), e.g. @x",
+                                 base));
+  }
+  return SharedSource{name, suffix};
+}
+
+SourceValue shared_value(const SharedSource& shared, const SourceValue& target, const std::string& target_name) {
+  if (!target.is_array) {
+    throw bad_source(fmt::format("{} is a scalar ({}); only an array argument's buffer can be shared", target_name,
+                                 target.description));
+  }
+  SourceValue out;
+  out.is_array = true;
+  out.dtype = target.dtype;
+  out.shape = target.shape;
+  out.strides = target.strides;
+  out.offset = target.offset;
+  if (!shared.suffix.empty()) {
+    ArrayRef view;
+    try {
+      view = apply_view(target.view(0), shared.suffix);
+    } catch (const Error& error) {
+      throw bad_source(error.what());
+    }
+    out.offset = static_cast<std::int64_t>(view.data);
+    out.shape = std::move(view.shape);
+    out.strides = std::move(view.strides);
+  }
+  // "float32 (1000,) @x (the device buffer of x)"; through a chain or a position, the
+  // argument that owns the buffer: "@2 (the device buffer of out)".
+  out.description = fmt::format("{} {}{} @{}{} (the device buffer of {})", to_string(out.dtype),
+                                format_numpy_shape(out.shape),
+                                out.c_contiguous() ? "" : fmt::format(" strides {}", format_numpy_shape(out.strides)),
+                                shared.name, shared.suffix, target_name);
+  return out;
+}
 
 SourceValue load_source(const std::string& text) {
   auto [base_text, suffix] = split_view_suffix(text);

@@ -39,6 +39,14 @@ struct SourceValue {
   std::string c_order_data() const;
 };
 
+/// A SOURCE "@NAME", optionally followed by a view ("@x[::2]"): no data of its own, but the
+/// device buffer of the call's argument NAME (CuPy's in-place call k(x, y, x)). See NOTE
+/// [ shared buffers ] in run_plan.cpp.
+struct SharedSource {
+  std::string name;    ///< a parameter name, or (raw kernels) a 0-based position
+  std::string suffix;  ///< a view of that argument's view, as after any array SOURCE ("" for none)
+};
+
 /// The SOURCE syntax, for --help and the error for a malformed SOURCE.
 extern const char* const kSourceSyntax;
 /// The same in one line, for errors about missing arguments.
@@ -48,6 +56,17 @@ extern const char* const kSourceHint;
 /// invalid_argument for a malformed SOURCE or .npy file, io for a file that cannot be read.
 /// The message says what is wrong; the caller names the SOURCE (as `--in x=SOURCE: ...`).
 SourceValue load_source(const std::string& text);
+
+/// The "@NAME" SOURCE `text` stands for, or std::nullopt for any other SOURCE. Throws
+/// kernc::Error(invalid_argument) for an "@" without a name or with one that is no
+/// identifier or position ("@", "@x-y").
+std::optional<SharedSource> parse_shared_source(const std::string& text);
+
+/// The value of a SOURCE `shared` that views `target`'s buffer (`target_name`'s, once
+/// resolved): its dtype, and `shared.suffix` applied to its view. It has no `data`: the
+/// bytes are the target's, on the device. Throws kernc::Error(invalid_argument) for a
+/// scalar target or a bad view.
+SourceValue shared_value(const SharedSource& shared, const SourceValue& target, const std::string& target_name);
 
 /// Parses "1000", "64x1000", "()" (0-d); throws kernc::Error(invalid_argument).
 std::vector<std::int64_t> parse_shape(const std::string& text);
