@@ -176,14 +176,69 @@ class KERNC_API RawKernel {
   std::shared_ptr<detail::RawState> state_;
 };
 
+/// The kind of a binary file a RawModule is loaded from, told by its first bytes.
+enum class ModuleFileKind {
+  cubin,   ///< an ELF image for one GPU architecture (nvcc -cubin, NVRTC's cubin)
+  ptx,     ///< PTX text, JIT-compiled by the driver for the device it is loaded on
+  fatbin,  ///< several cubins and PTX in one file (nvcc -fatbin): the driver picks among them
+};
+KERNC_API const char* to_string(ModuleFileKind kind) noexcept;
+
+/// One binary file for RawModule::from_files.
+struct KERNC_API RawModuleFile {
+  std::string path;
+  /// What it was built for ("sm_80" for a cubin, "compute_80" for PTX); empty to read it
+  /// from the file (a cubin's ELF header, PTX's `.target` line). Give it for an
+  /// arch-specific cubin (sm_90a): cubin headers do not reliably record the suffix. A
+  /// target that contradicts the file, or one given for a fatbin, is refused.
+  std::optional<Target> target;
+};
+
+/// A binary of a RawModule made from files, as kernc read it.
+struct KERNC_API RawModuleBinary {
+  std::string path;
+  ModuleFileKind kind = ModuleFileKind::cubin;
+  /// The architecture it runs on; none for a fatbin (the driver chooses among its images).
+  std::optional<Target> target;
+  std::size_t bytes = 0;  ///< the file's size when read
+};
+
 /// CuPy's RawModule: one translation unit with several kernels and globals; templates
 /// are reached through name expressions, whose lowered names the compiled program keeps.
+/// Or, as CuPy's RawModule(path=...), binaries built outside kernc (from_file, from_files).
 class KERNC_API RawModule {
  public:
   RawModule(std::string code, CompileOptions options = {}, std::vector<std::string> name_expressions = {},
             std::string name = "module");
+  /// Loads a module from a cubin, PTX or fatbin file built with nvcc (CuPy's
+  /// RawModule(path=...)); as from_files({{path}}, name).
+  static RawModule from_file(const std::string& path, std::string name = "module");
+  /// Loads a module from binaries of one source built for several architectures, e.g.
+  /// {sm_80 cubin, sm_90 cubin, compute_80 PTX}. Each file is read once, here, and only if
+  /// trusted as a cache entry is (a regular file, not a symlink, owned by this user or
+  /// root, not writable by group or others: cache/FORMAT.md, "Trust"); its kind is told by
+  /// its first bytes and its target read from it unless given. On each device the binary is
+  /// chosen down binary_ladder(device) (binaries_for), the next one tried when the driver
+  /// refuses one. A fatbin must be the only file. There is no source: no program(), no
+  /// name expressions (get_function takes mangled names as they are), and parameters() is
+  /// std::nullopt, so a launch checks arguments against the driver's parameter sizes.
+  /// Throws kernc::Error: io for a file that is missing, unreadable or not trusted (the
+  /// message names the path and why); invalid_argument for one that is empty or not a
+  /// cubin, PTX or fatbin, a target it contradicts, two files of one target.
+  static RawModule from_files(std::vector<RawModuleFile> files, std::string name = "module");
+  /// Whether this module was made from binary files (from_file, from_files).
+  bool is_binary() const noexcept;
+  /// The binaries read by from_files, in the order given; empty for a module of source.
+  const std::vector<RawModuleBinary>& binaries() const noexcept;
+  /// The binaries a device of architecture `device` ("sm_86") tries, best first: those on
+  /// the rungs of binary_ladder(device), in its order (an sm_XY cubin; a lower minor's
+  /// cubin of the same major; PTX of compute_NN <= XY, newest first), or the fatbin.
+  /// Needs no GPU. Empty when none fits; the load then fails naming what was given.
+  std::vector<RawModuleBinary> binaries_for(const Target& device) const;
   const std::string& name() const noexcept { return name_; }
   const std::vector<std::string>& name_expressions() const noexcept { return name_expressions_; }
+  /// The program compiled from the code; throws kernc::Error(invalid_argument) for a module
+  /// made from binary files (there is nothing to compile).
   Program program() const;
   /// A kernel by name, or by name expression (then its lowered name is used).
   Function get_function(const std::string& name, const CallOptions& options = {}) const;
@@ -193,13 +248,16 @@ class KERNC_API RawModule {
   void launch(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
               const CallOptions& options = {}) const;
   /// The parameters of `function` as the source declares them. A name expression
-  /// ("axpby<float>") gives its template's declaration, whose placeholder types are not
-  /// known (dtype empty). std::nullopt when no readable declaration is found.
+  /// ("axpby<float *>") gives its template's declaration with the instance's template
+  /// arguments in place of the type parameters (`T p` reads `float * p`: a pointer).
+  /// std::nullopt when no readable declaration is found.
   std::optional<std::vector<RawParameter>> parameters(const std::string& function) const;
-  /// The GPU-free checks launch() makes of `args` for `function` (see RawKernel).
+  /// The GPU-free checks launch() makes of `args` for `function` (see RawKernel); none for
+  /// a module of binary files (its parameters are known only to the driver).
   void check_arguments(const std::string& function, ListView<Arg> args) const;
 
  private:
+  RawModule() = default;
   std::string code_;
   CompileOptions options_;
   std::vector<std::string> name_expressions_;

@@ -38,13 +38,16 @@ struct KERNC_API Spec {
   std::vector<SpecKernel> kernels;
   /// Every program the runtime could request for the listed signatures: per
   /// Elementwise/Reduction signature, one per layout class it can select; one per
-  /// Raw kernel or module.
+  /// Raw kernel or module of source. A raw_module of binary files ("path", "paths") has
+  /// none: it is loaded as built, so precompile and `cache check` pass over it.
   std::vector<SpecVariant> variants() const;
   const SpecKernel& find(const std::string& name) const;
 };
 
-/// Parses a spec; `base_dir` resolves "code_file" paths. Throws kernc::Error(invalid_argument)
-/// naming the kernel and the field, for unknown fields too (a typo is never ignored).
+/// Parses a spec; `base_dir` resolves relative "code_file", "include_dirs", "path" and
+/// "paths" (a raw_module's binary files, read and checked here by RawModule::from_files).
+/// Throws kernc::Error(invalid_argument) naming the kernel and the field, for unknown
+/// fields too (a typo is never ignored); kernc::Error(io) for a file it cannot read or trust.
 KERNC_API Spec parse_spec(const std::string& json_text, const std::string& base_dir);
 /// Reads and parses a spec file.
 KERNC_API Spec load_spec(const std::string& path);

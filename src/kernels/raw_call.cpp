@@ -7,6 +7,7 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernels/call_support.hpp"
+#include "kernels/raw_module_file.hpp"
 #include "kernels/raw_state.hpp"
 
 namespace kernc {
@@ -102,7 +103,8 @@ Engine::Loaded load_raw(RawState& state, MakeProgram&& make_program, const CallO
     if (found != state.loaded.end()) return found->second;
   }
   Device device = engine.device(options.device);
-  Engine::Loaded loaded = engine.load(make_program(), device);
+  // A module of binary files loads its own (no program, no cache): raw_module_file.hpp.
+  Engine::Loaded loaded = state.files ? load_module_files(*state.files, device) : engine.load(make_program(), device);
   std::lock_guard<std::mutex> lock(state.mutex);
   return state.loaded.emplace(key, std::move(loaded)).first->second;
 }

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include "codegen/cucomplex_bridge.hpp"
 #include "dsl/params.hpp"
+#include "kernels/raw_module_file.hpp"
 #include "kernels/raw_state.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
@@ -27,6 +29,7 @@ Program raw_program(const std::string& name, const std::string& code, const Comp
   program.name = name + ".cu";
   program.source = code;
   program.options = options;
+  codegen::bridge_cucomplex(program);  // NOTE [ cuComplex bridge ]
   return program;
 }
 
@@ -58,7 +61,41 @@ RawModule::RawModule(std::string code, CompileOptions options, std::vector<std::
   }
 }
 
+RawModule RawModule::from_file(const std::string& path, std::string name) {
+  return from_files({RawModuleFile{path, std::nullopt}}, std::move(name));
+}
+
+RawModule RawModule::from_files(std::vector<RawModuleFile> files, std::string name) {
+  dsl::check_raw_kernel_name(name);
+  RawModule module;
+  module.name_ = std::move(name);
+  auto state = std::make_shared<detail::RawState>();
+  state->files = std::make_shared<const detail::ModuleFiles>(detail::read_module_files(std::move(files), module.name_));
+  module.state_ = std::move(state);
+  return module;
+}
+
+bool RawModule::is_binary() const noexcept { return state_ && state_->files; }
+
+const std::vector<RawModuleBinary>& RawModule::binaries() const noexcept {
+  static const std::vector<RawModuleBinary> kNone;
+  return is_binary() ? state_->files->binaries : kNone;
+}
+
+std::vector<RawModuleBinary> RawModule::binaries_for(const Target& device) const {
+  std::vector<RawModuleBinary> chosen;
+  if (!is_binary()) return chosen;
+  for (std::size_t k : detail::ladder_order(state_->files->binaries, device)) chosen.push_back(state_->files->binaries[k]);
+  return chosen;
+}
+
 Program RawModule::program() const {
+  if (is_binary()) {
+    std::string paths;
+    for (const auto& binary : state_->files->binaries) paths += (paths.empty() ? "" : ", ") + binary.path;
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("RawModule {} is loaded from binary files ({}): it has no program to compile", name_, paths));
+  }
   Program program = raw_program(name_, code_, options_);
   program.name_expressions = name_expressions_;
   return program;

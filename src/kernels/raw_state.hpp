@@ -1,7 +1,9 @@
 #pragma once
-// What a RawKernel / RawModule keeps once loaded: per device, the module and its program.
+// What a RawKernel / RawModule keeps once loaded: per device, the module and its program;
+// for a RawModule made from files, the files it was read from.
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,7 +33,13 @@ struct RawLaunchEntry {
   std::optional<std::vector<std::size_t>> sizes;
 };
 
+struct ModuleFiles;  // raw_module_file.hpp
+
 struct RawState {
+  /// A RawModule made from files: its binaries and their bytes (null for source). load_raw
+  /// (raw_call.cpp) loads these with load_module_files instead of compiling a program.
+  /// Set once, before the state is shared; immutable after.
+  std::shared_ptr<const ModuleFiles> files;
   std::mutex mutex;
   std::map<std::pair<std::uint64_t, int>, Engine::Loaded> loaded;  // by Engine::id() and device ordinal
   /// Declared parameters by kernel name, read from the source once (not per launch).

@@ -106,6 +106,60 @@ std::string read_code(const json& kernel, const std::string& where, const std::s
   return platform::read_file(!path.empty() && path[0] != '/' ? base_dir + "/" + path : path);
 }
 
+// A raw_module of binary files (CuPy's RawModule(path=...)): "path": "k.cubin", or "paths":
+// ["k.sm_80.cubin", {"path": "k.sm_90a.cubin", "target": "sm_90a"}, "k.ptx"]; relative
+// paths are resolved against the spec file's directory. Nothing compiles, so the fields
+// that feed a compile are refused rather than ignored.
+std::vector<RawModuleFile> read_module_paths(const json& kernel, const std::string& where, const std::string& base_dir) {
+  for (const char* field : {"code", "code_file", "options", "name_expressions"}) {
+    if (kernel.contains(field)) {
+      throw bad(where, fmt::format("\"{}\" cannot go with \"path\" or \"paths\": a module of binary files has no "
+                                   "source{}",
+                                   field,
+                                   std::string(field) == "name_expressions"
+                                       ? " and no lowered names (launch a template instance by its mangled name)"
+                                       : " to compile"));
+    }
+  }
+  if (kernel.contains("path") && kernel.contains("paths")) throw bad(where, "give one of \"path\" and \"paths\", not both");
+  auto resolve = [&base_dir](const std::string& path) {
+    return !path.empty() && path[0] != '/' ? base_dir + "/" + path : path;
+  };
+  std::vector<RawModuleFile> files;
+  if (kernel.contains("path")) {
+    std::string path = get_string(kernel, "path", where, true);
+    if (path.empty()) throw bad(where, "\"path\" is empty");
+    files.push_back({resolve(path), std::nullopt});
+    return files;
+  }
+  const json& paths = kernel["paths"];
+  const char* shape = "\"paths\" must be a non-empty list of paths or {\"path\": ..., \"target\": ...} objects";
+  if (!paths.is_array() || paths.empty()) throw bad(where, shape);
+  for (const auto& item : paths) {
+    RawModuleFile file;
+    if (item.is_string()) {
+      file.path = item.get<std::string>();
+    } else if (item.is_object()) {
+      const std::string at = where + " paths";
+      check_keys(item, at, {"path", "target"});
+      file.path = get_string(item, "path", at, true);
+      if (auto target = get_string(item, "target", at, false); !target.empty()) {
+        try {
+          file.target = Target::parse(target);
+        } catch (const Error& error) {
+          throw bad(at, error.what());
+        }
+      }
+    } else {
+      throw bad(where, shape);
+    }
+    if (file.path.empty()) throw bad(where, "a path in \"paths\" is empty");
+    file.path = resolve(file.path);
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
 // A kernel without "signatures" can be run (its argument types decide), but nothing is
 // precompiled for it; an empty list is refused as a likely mistake.
 std::vector<CallTypes> parse_signatures(const json& kernel, const std::string& where, size_t inputs, size_t outputs) {
@@ -188,7 +242,19 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
     return SpecKernel{wrap([&] { return RawKernel(read_code(kernel, where, base_dir), name, options); }), {}};
   }
   if (kind == "raw_module") {
-    check_keys(kernel, where, {"kind", "name", "code", "code_file", "options", "name_expressions"});
+    check_keys(kernel, where, {"kind", "name", "code", "code_file", "options", "name_expressions", "path", "paths"});
+    if (kernel.contains("path") || kernel.contains("paths")) {
+      auto files = read_module_paths(kernel, where, base_dir);
+      try {
+        return SpecKernel{RawModule::from_files(std::move(files), name), {}};
+      } catch (const Error& error) {
+        // "RawModule m: k.cubin: ..." → "kernel m: k.cubin: ..."; io errors keep their code.
+        if (error.code() != ErrorCode::invalid_argument) throw;
+        std::string message = error.what();
+        if (const std::string own = "RawModule " + name + ": "; message.rfind(own, 0) == 0) message.erase(0, own.size());
+        throw bad(where, message);
+      }
+    }
     auto options = parse_options(kernel, where, base_dir);
     auto expressions = get_strings(kernel, "name_expressions", where);
     return SpecKernel{wrap([&] { return RawModule(read_code(kernel, where, base_dir), options, expressions, name); }), {}};
@@ -243,6 +309,8 @@ std::vector<SpecVariant> Spec::variants() const {
                 out.push_back({k.name(), format_call_signature(types) + " " + layout.str(), k.program(types, layout)});
               }
             }
+          } else if constexpr (std::is_same_v<K, RawModule>) {
+            if (!k.is_binary()) out.push_back({k.name(), entry.kind(), k.program()});  // binaries: nothing to compile
           } else {
             out.push_back({k.name(), entry.kind(), k.program()});
           }
