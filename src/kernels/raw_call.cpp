@@ -45,6 +45,7 @@ void check_declared(const std::string& name, const std::vector<DeclaredParam>& d
       throw Error(ErrorCode::invalid_argument,
                   fmt::format("kernel {}: argument {} is a scalar but parameter \"{}\" is a pointer", name, k, param.text));
     }
+    if (!args[k].is_array() && param.dtype) check_scalar_range("kernel " + name, param.text, args[k].scalar(), *param.dtype);
   }
 }
 
@@ -109,17 +110,22 @@ Engine::Loaded load_raw(RawState& state, MakeProgram&& make_program, const CallO
   return state.loaded.emplace(key, std::move(loaded)).first->second;
 }
 
-// The declared parameters of `name`, parsed once per kernel object (the caller holds the lock).
+// The declared parameters of `name`, parsed once per kernel object (the caller holds the
+// lock); of a name expression's template instance when `is_expression`.
 const std::optional<std::vector<DeclaredParam>>& declared_locked(RawState& state, const std::string& source,
-                                                                 const std::string& name) {
+                                                                 const std::string& name, bool is_expression = false) {
   auto found = state.declared.find(name);
-  if (found == state.declared.end()) found = state.declared.emplace(name, declared_params(source, name)).first;
+  if (found == state.declared.end()) {
+    const bool instance = is_expression && name.find('<') != std::string::npos;
+    found = state.declared.emplace(name, instance ? instance_params(source, name) : declared_params(source, name)).first;
+  }
   return found->second;
 }
 
-std::optional<std::vector<DeclaredParam>> declared_once(RawState& state, const std::string& source, const std::string& name) {
+std::optional<std::vector<DeclaredParam>> declared_once(RawState& state, const std::string& source, const std::string& name,
+                                                        bool is_expression = false) {
   std::lock_guard<std::mutex> lock(state.mutex);
-  return declared_locked(state, source, name);
+  return declared_locked(state, source, name, is_expression);
 }
 
 // The launch entry of `function` (as the caller names it) on the call's engine and device,
@@ -140,9 +146,10 @@ RawLaunchEntry& launch_entry(RawState& state, MakeProgram&& make_program, Lower&
   entry.function = loaded.module.function(lower(loaded, function));
   std::lock_guard<std::mutex> lock(state.mutex);
   if (is_expression) {
-    // "axpby<float>" is declared as its template "axpby": the count of parameters holds,
-    // their (placeholder) types do not.
-    const auto& templated = declared_locked(state, source, template_name(function));
+    // "axpby<float>": its template's declaration with the instance's arguments substituted.
+    // Where that cannot be read, the template still gives the count of parameters.
+    entry.declared = declared_locked(state, source, function, true);
+    const auto& templated = entry.declared ? entry.declared : declared_locked(state, source, template_name(function));
     if (templated) entry.count = templated->size();
   } else {
     entry.declared = declared_locked(state, source, function);
@@ -170,11 +177,9 @@ void RawKernel::check_arguments(ListView<Arg> args) const {
 
 std::optional<std::vector<RawParameter>> RawModule::parameters(const std::string& function) const {
   bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
-  auto declared = detail::declared_once(*state_, code_, is_expression ? detail::template_name(function) : function);
-  if (declared && is_expression) {
-    for (auto& param : *declared) param.dtype.reset();  // placeholder types: not known from the template
-  }
-  return declared;
+  // A template instance's parameters are its template's with the instance's arguments
+  // substituted (`T p` of `k<float *>` is a pointer), not the placeholders' text.
+  return detail::declared_once(*state_, code_, function, is_expression);
 }
 
 void RawModule::check_arguments(const std::string& function, ListView<Arg> args) const {

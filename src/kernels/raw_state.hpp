@@ -57,4 +57,10 @@ std::string template_name(const std::string& expression);
 /// The parameters of `__global__ void name(...)` in `source`, if it can be found and read.
 std::optional<std::vector<DeclaredParam>> declared_params(const std::string& source, const std::string& name);
 
+/// The parameters of the template instance a name expression names ("k<float *>"): the
+/// template's declaration with each type parameter replaced by the instance's argument
+/// (or its default), so `T p` of `k<float *>` is a pointer. std::nullopt when the template
+/// header or the arguments cannot be read (a parameter pack, deduced arguments).
+std::optional<std::vector<DeclaredParam>> instance_params(const std::string& source, const std::string& expression);
+
 }  // namespace kernc::detail

@@ -203,12 +203,13 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
   };
   if (kind == "elementwise") {
     check_keys(kernel, where, {"kind", "name", "in_params", "out_params", "operation", "preamble", "loop_prep",
-                               "after_loop", "reduce_dims", "options", "signatures"});
+                               "after_loop", "reduce_dims", "native_half_arithmetic", "options", "signatures"});
     ElementwiseOptions options;
     options.preamble = get_string(kernel, "preamble", where, false);
     options.loop_prep = get_string(kernel, "loop_prep", where, false);
     options.after_loop = get_string(kernel, "after_loop", where, false);
     options.reduce_dims = get_bool(kernel, "reduce_dims", where, true);
+    options.native_half_arithmetic = get_bool(kernel, "native_half_arithmetic", where, false);
     options.compile = parse_options(kernel, where, base_dir);
     ElementwiseKernel k = wrap([&] {
       return ElementwiseKernel(get_string(kernel, "in_params", where, true), get_string(kernel, "out_params", where, true),
@@ -220,11 +221,13 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
   }
   if (kind == "reduction") {
     check_keys(kernel, where, {"kind", "name", "in_params", "out_params", "map_expr", "reduce_expr", "post_map_expr",
-                               "identity", "reduce_type", "preamble", "reduce_dims", "options", "signatures"});
+                               "identity", "reduce_type", "preamble", "reduce_dims", "native_half_arithmetic", "options",
+                               "signatures"});
     ReductionOptions options;
     options.reduce_type = get_string(kernel, "reduce_type", where, false);
     options.preamble = get_string(kernel, "preamble", where, false);
     options.reduce_dims = get_bool(kernel, "reduce_dims", where, true);
+    options.native_half_arithmetic = get_bool(kernel, "native_half_arithmetic", where, false);
     options.compile = parse_options(kernel, where, base_dir);
     ReductionKernel k = wrap([&] {
       return ReductionKernel(get_string(kernel, "in_params", where, true), get_string(kernel, "out_params", where, true),

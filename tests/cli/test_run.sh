@@ -254,6 +254,31 @@ printf 'not a numpy file' >bad.npy
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=bad.npy --in y=ones:5:float32
 expect_contains "$ERR" "bad.npy: not a usable .npy file"
 
+# twice.json, in the current directory: a template whose parameter type is a template
+# parameter, instantiated with a pointer (CuPy's name-expression kernels pass the array).
+save_twice_spec() {
+  cat >twice.json <<'JSON'
+{"kernels": [{"kind": "raw_module", "name": "twice", "name_expressions": ["twice<float *>"],
+  "code": "template <typename T>\n__global__ void twice(T p, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) p[i] = 2 * p[i];\n}\n"}]}
+JSON
+}
+
+TEST "CuPy verbatim: T p of twice<float *> takes an array; an integer out of its parameter's range exits 2"
+export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+save_twice_spec
+# Read from the instance (T is float *), not from the template's text: past the checks, to the GPU.
+expect_exit 7 kernc run twice.json --kernel twice --function 'twice<float *>' --arg arange:5:float32 --arg 5 \
+  --grid 1 --block 32
+expect_contains "$ERR" "no usable NVIDIA GPU/driver found"
+expect_exit 2 kernc run twice.json --kernel twice --function 'twice<float *>' --arg 2.0 --arg 5 --grid 1 --block 32
+expect_contains "$ERR" "is a pointer"
+# NEP 50, as CuPy 14: never a silent wrap, whether the type is a placeholder's or declared.
+expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=300 --in x=ones:5:int8 --in y=ones:5:int8
+expect_contains "$ERR" "the integer 300 is out of bounds for int8 parameter"
+expect_exit 2 kernc run twice.json --kernel twice --function 'twice<float *>' --arg arange:5:float32 \
+  --arg 4294967296 --grid 1 --block 32
+expect_contains "$ERR" "out of bounds for parameter \"int n\" (int32)"
+
 TEST "without a usable driver, run exits 7 with one line saying why"
 expect_exit 7 env KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1 "$KERNC" run "$SPEC" "${saxpy_args[@]}" --out z=z.npy
 expect_contains "$ERR" "kernc: run: no usable NVIDIA GPU/driver found: "
@@ -323,6 +348,12 @@ expect_match "$OUT" '^input +value = 2\.5 \(float64 scalar\) as float32$'
 expect_contains "$OUT" "[2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5, 2.5]"
 expect_exit 0 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg=-1.5 --arg 4 --print
 expect_contains "$OUT" "[-1.5, -1.5, -1.5, -1.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"
+
+TEST "CuPy verbatim: twice<float *> doubles the array passed for its T p"
+save_twice_spec
+expect_exit 0 kernc run twice.json --kernel twice --function 'twice<float *>' --arg arange:5:float32 --arg 5 \
+  --grid 1 --block 32 --print
+expect_contains "$OUT" "[0.0, 2.0, 4.0, 6.0, 8.0]"
 
 TEST "--repeat prints the kernel time and the effective bandwidth"
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:1000000:float32 \
