@@ -315,7 +315,9 @@ std::optional<std::vector<DeclaredParam>> instance_params(const std::string& sou
   size_t pos = parameter_list_of(source, name, &global_at);
   if (pos == std::string_view::npos) return std::nullopt;
   auto header = template_header_before(source, global_at);
-  if (!header || args->size() > header->size()) return std::nullopt;
+  // Each type parameter is one pass over the parameter list: a bound keeps hostile input linear.
+  constexpr std::size_t kMostTemplateParams = 64;
+  if (!header || args->size() > header->size() || header->size() > kMostTemplateParams) return std::nullopt;
   auto pieces = list_pieces(source, pos);
   if (!pieces) return std::nullopt;
   // Each type parameter's name in the declaration becomes the instance's argument (or its
