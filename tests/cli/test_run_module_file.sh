@@ -79,17 +79,20 @@ TEST "precompile and cache check pass over binary modules"
 build_module
 expect_exit 0 kernc precompile spec.json --target sm_80 --format json
 expect_json "$OUT" 'd["programs"]' 1  # add_one only: the binaries have nothing to compile
+expect_contains "$ERR" "kernel ladder is a module of binary files (\"path\"/\"paths\"): it is loaded as built"
 expect_json "$OUT" 'd["failed"]' 0
 expect_exit 0 kernc cache check spec.json --target sm_80 --format json
 expect_json "$OUT" 'd["ok"]' true
 expect_json "$OUT" 'd["targets"][0]["variants"]' 1
 
 if has_gpu; then
-  TEST "with a GPU: the PTX runs and scales"
+  TEST "with a GPU: the PTX alone, and the ladder's choice, run and scale"
   build_module
-  expect_exit 0 kernc run spec.json --kernel ladder --function scale --arg zeros:5:float32 --arg ones:5:float32 \
-    --arg 2.5:float32 --arg 5:int32 --print
-  expect_contains "$OUT" "2.5"
+  for kernel in prebuilt ladder; do
+    expect_exit 0 kernc run spec.json --kernel "$kernel" --function scale --arg zeros:5:float32 \
+      --arg arange:5:float32 --arg 2.5:float32 --arg 5:int32 --print
+    expect_contains "$OUT" "[0.0, 2.5, 5.0, 7.5, 10.0]"
+  done
 fi
 
 finish

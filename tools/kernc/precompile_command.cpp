@@ -97,6 +97,11 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
       fmt::print(stderr, "kernc: note: kernel {} lists no \"signatures\": nothing is precompiled for it (a call "
                  "compiles it on first use)\n", entry.name());
     }
+    const auto* module = std::get_if<RawModule>(&entry.kernel);
+    if (module && module->is_binary()) {
+      fmt::print(stderr, "kernc: note: kernel {} is a module of binary files (\"path\"/\"paths\"): it is loaded as "
+                 "built, nothing is compiled for it\n", entry.name());
+    }
   }
   const unsigned jobs = request.jobs == 0 ? std::max(1u, std::thread::hardware_concurrency()) : request.jobs;
   // Progress goes to stderr: one line rewritten in place on a terminal, plain lines in a
