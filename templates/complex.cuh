@@ -546,6 +546,37 @@ KERNC_DEVICE complex<T> atan(const complex<T>& z) {
   return complex<T>(w.im, -w.re);
 }
 
+// CuPy's further complex functions (cupy/_core/include/cupy/complex.cuh), with its
+// formulas, so that results match: log1p(z) = log(z + 1), log2(z) = log(z) / log 2,
+// expm1(z) = exp(z) - 1, rint of each part; min and max order by the real part, then the
+// imaginary one, and pass over an operand with a NaN part (min of a tie is the second
+// operand, max the first).
+template <class T> KERNC_DEVICE complex<T> log1p(const complex<T>& z) { return log(complex<T>(z.re + T(1), z.im)); }
+template <class T> KERNC_DEVICE complex<T> log2(const complex<T>& z) {
+  const complex<T> w = log(z);
+  const T ln2 = static_cast<T>(0.693147180559945309417);
+  return complex<T>(w.re / ln2, w.im / ln2);
+}
+template <class T> KERNC_DEVICE complex<T> expm1(const complex<T>& z) {
+  const complex<T> w = exp(z);
+  return complex<T>(w.re - T(1), w.im);
+}
+template <class T> KERNC_DEVICE complex<T> rint(const complex<T>& z) {
+  return complex<T>(::rint(z.re), ::rint(z.im));
+}
+template <class T> KERNC_DEVICE complex<T> max(const complex<T>& x, const complex<T>& y) {
+  if (isnan(x)) return y;
+  if (isnan(y)) return x;
+  if (x.re != y.re) return x.re < y.re ? y : x;
+  return x.im < y.im ? y : x;
+}
+template <class T> KERNC_DEVICE complex<T> min(const complex<T>& x, const complex<T>& y) {
+  if (isnan(x)) return y;
+  if (isnan(y)) return x;
+  if (x.re != y.re) return x.re < y.re ? x : y;
+  return x.im < y.im ? x : y;
+}
+
 }  // namespace kernc
 
 // CuPy's kernels write `complex<float>` and call these unqualified at global scope; see

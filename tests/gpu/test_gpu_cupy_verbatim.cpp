@@ -171,4 +171,44 @@ extern "C" __global__ void test_addf_scalar(cuComplex* arr, cuComplex scalar, cu
   expect_equal(got_parts, want_parts, "out");
 }
 
+TEST_CASE("CuPy verbatim: log1p, log2, expm1, rint, min and max of complex128 as CuPy's complex.cuh defines them") {
+  KERNC_GPU_RANDOM(random, "verbatim complex extras");
+  const ElementwiseKernel extras("T z, T u", "T a, T b, T c, T d, T e",
+                                 "a = log1p(z); b = log2(z); c = expm1(z); d = rint(z * 3.0); e = max(z, u) - min(z, u)",
+                                 "gpu_verbatim_complex_extras");
+  const std::int64_t n = 1001;
+  auto z = random.uniform<double>(2 * n, -2.0, 2.0);
+  auto u = random.uniform<double>(2 * n, -2.0, 2.0);
+  for (std::int64_t k = 0; k < n; k += 10) u[2 * k] = z[2 * k];  // ties on the real part
+  std::vector<std::complex<double>> zc(n), uc(n);
+  for (std::int64_t k = 0; k < n; ++k) {
+    zc[k] = {z[2 * k], z[2 * k + 1]};
+    uc[k] = {u[2 * k], u[2 * k + 1]};
+  }
+  auto out = extras({upload(DType::complex128, {n}, zc), upload(DType::complex128, {n}, uc)});
+  std::vector<double> got, want, scale;
+  auto add = [&](std::complex<double> g, std::complex<double> w) {
+    got.insert(got.end(), {g.real(), g.imag()});
+    want.insert(want.end(), {w.real(), w.imag()});
+    scale.insert(scale.end(), {std::abs(w), std::abs(w)});
+  };
+  std::vector<std::vector<std::complex<double>>> results;
+  for (auto& array : out) results.push_back(download<std::complex<double>>(array));
+  auto lexicographic_less = [](std::complex<double> x, std::complex<double> y) {
+    return x.real() != y.real() ? x.real() < y.real() : x.imag() < y.imag();
+  };
+  for (std::int64_t k = 0; k < n; ++k) {
+    const auto x = zc[k], y = uc[k];
+    add(results[0][k], std::log(x + 1.0));
+    add(results[1][k], std::log(x) / std::log(2.0));
+    add(results[2][k], std::exp(x) - 1.0);
+    add(results[3][k], {std::rint(x.real() * 3.0), std::rint(x.imag() * 3.0)});
+    const auto big = lexicographic_less(x, y) ? y : x, small = lexicographic_less(x, y) ? x : y;
+    add(results[4][k], big - small);
+  }
+  // A few ulp of double: CUDA's log, exp and their complex composition (no cancellation is
+  // judged against a result smaller than its terms: `scale` is |result|).
+  expect_close(got, want, 1e-13, "complex extras", scale);
+}
+
 }  // namespace kernc::gpu_test

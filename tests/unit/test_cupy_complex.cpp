@@ -374,3 +374,32 @@ TEST_CASE("CuPy port: every complex function compiles under HIPRTC for gfx90a") 
   }
 }
 #endif  // KERNC_WITH_HIP
+
+TEST_CASE("complex.cuh: CuPy's log1p, log2, expm1, rint, min and max of complex values (host and NVRTC)") {
+  // CuPy's formulas (cupy/_core/include/cupy/complex.cuh): compared with std::complex doing
+  // the same, and min/max's order and NaN rule stated case by case.
+  using C = Complex<double>;
+  using S = std::complex<double>;
+  const C z(0.75, -2.5);
+  const S s(0.75, -2.5);
+  auto close = [](C got, S want) {
+    return std::abs(S(got.re, got.im) - want) <= 1e-15 * std::max(1.0, std::abs(want));
+  };
+  CHECK(close(log1p(z), std::log(s + 1.0)));
+  CHECK(close(log2(z), std::log(s) / std::log(2.0)));
+  CHECK(close(expm1(z), std::exp(s) - 1.0));
+  CHECK(rint(C(2.5, -3.5)) == C(2.0, -4.0));  // to nearest even, each part
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(max(C(1, 5), C(2, 0)) == C(2, 0));    // the real part decides
+  CHECK(max(C(1, 5), C(1, 7)) == C(1, 7));    // then the imaginary part
+  CHECK(min(C(1, 5), C(1, 7)) == C(1, 5));
+  CHECK(min(C(3, 0), C(2, 9)) == C(2, 9));
+  CHECK(max(C(nan, 0), C(-4, 1)) == C(-4, 1));  // an operand with a NaN part is passed over
+  CHECK(min(C(-4, 1), C(0, nan)) == C(-4, 1));
+  const ElementwiseKernel more("T z", "T w", "w = max(min(log1p(z), log2(z)), expm1(z)) + rint(z)", "cupy_complex_more");
+  for (const char* sig : {"complex64 -> complex64", "complex128 -> complex128"}) {
+    CAPTURE(sig);
+    const auto compiled = nvrtc().compile(more.program(kernc::parse_call_signature(sig), Layout{}), Target::parse("sm_90"));
+    CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
+  }
+}
