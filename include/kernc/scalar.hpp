@@ -42,9 +42,10 @@ struct KERNC_API Scalar {
 
   /// The bytes of this value converted to `target` (C conversion), itemsize(target) long.
   void convert_to(DType target, unsigned char* out) const;
-  /// False only for an integer (or bool) value and an integer `target` whose range does not
-  /// hold it (-1 for uint8, 2^31 for int32): converting it would wrap. Floating values
-  /// truncate and saturate, and any value fits a floating, complex or bool target.
+  /// False for an integer (or bool) value and an integer `target` whose range does not
+  /// hold it (-1 for uint8, 2^31 for int32): converting it would wrap; and for a NaN going
+  /// to an integer `target` (CuPy raises there too). Other floating values truncate and
+  /// saturate, and any value fits a floating, complex or bool target.
   bool fits(DType target) const noexcept;
 };
 

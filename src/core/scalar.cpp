@@ -97,7 +97,8 @@ T saturate(long double value) {
 }  // namespace
 
 bool Scalar::fits(DType target) const noexcept {
-  if (!(is_integer(dtype) || dtype == DType::bool_) || !is_integer(target)) return true;
+  if (!is_integer(target)) return true;
+  if (!(is_integer(dtype) || dtype == DType::bool_)) return !std::isnan(real);
   const std::size_t bits_wide = itemsize(target) * 8;
   if (is_unsigned(dtype) || dtype == DType::bool_) {
     // 0 .. 2^64 - 1: fits below the target's maximum.

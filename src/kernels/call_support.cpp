@@ -166,6 +166,11 @@ Error load_error(const Error& error, const std::string& kernel, const CallTypes&
 
 void throw_scalar_out_of_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar,
                                DType dtype) {
+  if (!is_integer(scalar.dtype) && scalar.dtype != DType::bool_) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: a NaN cannot be converted to {} parameter \"{}\" (CuPy refuses it as well)", kernel,
+                            to_string(dtype), parameter));
+  }
   const std::string value = is_unsigned(scalar.dtype) || scalar.dtype == DType::bool_
                                 ? std::to_string(scalar.bits)
                                 : std::to_string(static_cast<std::int64_t>(scalar.bits));

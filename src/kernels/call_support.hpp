@@ -67,8 +67,9 @@ void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
 [[noreturn]] void throw_scalar_out_of_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar,
                                             DType dtype);
 /// Throws invalid_argument when `scalar` is an integer outside the range of the integer
-/// `dtype` it is converted to (Scalar::fits), naming the value, the kernel's parameter
-/// (`parameter`: its text as declared) and the type: never a silent wrap-around.
+/// `dtype` it is converted to, or a NaN going to one (Scalar::fits), naming the value, the
+/// kernel's parameter (`parameter`: its text as declared) and the type: never a silent
+/// wrap-around or zero.
 inline void check_scalar_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar, DType dtype) {
   if (!scalar.fits(dtype)) throw_scalar_out_of_range(kernel, parameter, scalar, dtype);
 }

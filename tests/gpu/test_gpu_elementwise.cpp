@@ -244,7 +244,8 @@ namespace {
 // A scalar argument and what it must become as a float32 and as an int8 parameter under
 // C conversion, except that an integer out of an integer parameter's range is refused (as
 // CuPy 14 refuses a Python integer out of bounds): floating values truncate toward zero
-// and saturate (NaN gives 0), complex values lose their imaginary part. kRefused: the
+// and saturate (a NaN is refused, as CuPy refuses it), complex values lose their imaginary
+// part. kRefused: the
 // int8 parameter refuses the value.
 constexpr int kRefused = 1000;
 struct ScalarCase {
@@ -275,7 +276,7 @@ std::vector<ScalarCase> scalar_cases() {
       {"float32 -1e10", Scalar(-1e10f), true, -1e10f, -128},
       {"float64 200.9", Scalar(200.9), true, static_cast<float>(200.9), 127},
       {"float64 -7.9", Scalar(-7.9), true, static_cast<float>(-7.9), -7},
-      {"float64 NaN", Scalar(std::numeric_limits<double>::quiet_NaN()), false, 0.0f, 0},
+      {"float64 NaN", Scalar(std::numeric_limits<double>::quiet_NaN()), false, 0.0f, kRefused},
       {"complex64 (3.9, 2)", Scalar(std::complex<float>(3.9f, 2.0f)), true, 3.9f, 3},
       {"complex128 (-130.5, 1)", Scalar(std::complex<double>(-130.5, 1.0)), true, -130.5f, -128},
   };
@@ -307,8 +308,7 @@ TEST_CASE("ElementwiseKernel::operator() converts scalars of every dtype to floa
       expect_equal(download<float>(y[0]), want, std::string("float32 x + ") + c.label);
     }
     if (c.as_int8 == kRefused) {
-      CHECK_THROWS_WITH_AS(add_i8({dxi, c.value}), doctest::Contains("is out of bounds for int8 parameter \"int8 s\""),
-                           Error);
+      CHECK_THROWS_WITH_AS(add_i8({dxi, c.value}), doctest::Contains("int8 parameter \"int8 s\""), Error);
       continue;
     }
     std::vector<std::int8_t> want(xi.size());

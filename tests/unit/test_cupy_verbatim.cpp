@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -88,7 +89,10 @@ TEST_CASE("CuPy verbatim: an integer scalar out of its parameter's range is refu
   CHECK(contains(error_of([&] { add8.plan({described(DType::float32, {8}), -1}); }),
                  "the integer -1 is out of bounds for uint8 parameter \"uint8 s\""));
   CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), 200}); }) == "no error");
-  // Floating values keep C's conversion (truncate, saturate) and bool fits everything.
+  // A NaN for an integer parameter is refused too (CuPy raises ValueError), not made 0.
+  CHECK(contains(error_of([&] { add8.plan({described(DType::float32, {8}), std::nan("")}); }),
+                 "a NaN cannot be converted to uint8 parameter \"uint8 s\""));
+  // Other floating values keep C's conversion (truncate, saturate) and bool fits everything.
   CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), -1.5}); }) == "no error");
   CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), true}); }) == "no error");
   // Reductions check their scalars as well.

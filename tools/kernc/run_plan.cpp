@@ -456,7 +456,8 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
     // Scalars take the declared type where the source says it (template placeholders excepted).
     if (param && param->dtype && !arg.value.is_array) {
       if (!arg.value.scalar.fits(*param->dtype)) {
-        throw usage(fmt::format("{}: {} ({}) is out of bounds for parameter \"{}\" ({}); an integer is never wrapped",
+        throw usage(fmt::format("{}: {} ({}) is out of bounds for parameter \"{}\" ({}); an integer is never "
+                                "wrapped, nor a NaN made an integer",
                                 signature, arg.name, arg.value.description, param->text, to_string(*param->dtype)));
       }
       if (*param->dtype != arg.value.dtype) arg.value.description += fmt::format(" as {}", to_string(*param->dtype));
