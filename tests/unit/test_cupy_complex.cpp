@@ -311,13 +311,12 @@ std::string compile_ptx(const kernc::Program& program) {
 
 TEST_CASE("CuPy port: every complex function compiles for complex64 and complex128 under NVRTC") {
   // `a` is the real of the same precision; complex64 never touches double (no .f64 in the
-  // PTX): the float math functions are the ones called.
+  // PTX): the float math functions are the ones called. PTX only: ptxas of this kernel took
+  // most of the test's 50 s in CI, and the GPU suite builds and runs every function.
   ElementwiseKernel all("T z, R a", "T w", kAllFunctions, "cupy_complex_all");
   for (const char* sig : {"complex64, float32 -> complex64", "complex128, float64 -> complex128"}) {
     CAPTURE(sig);
     const auto program = all.program(kernc::parse_call_signature(sig), Layout{});
-    const auto compiled = nvrtc().compile(program, Target::parse("sm_90"));
-    CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
     const std::string ptx = compile_ptx(program);
     CHECK(contains(ptx, ".entry cupy_complex_all"));
     if (contains(sig, "complex128")) CHECK(contains(ptx, ".f64"));
