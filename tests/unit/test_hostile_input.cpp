@@ -1,5 +1,5 @@
 // Long and malformed input is refused with a clear error or handled in time linear in its
-// length, never with recursion that grows with it (DESIGN.md decision 10; issue 15 item 1:
+// length, never with recursion that grows with it (docs/ARCHITECTURE.md, "Hostile input and CI"; issue 15 item 1:
 // a 30 KB identifier in an operation crashed `kernc compile` inside std::regex).
 
 #include <doctest/doctest.h>
