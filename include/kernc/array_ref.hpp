@@ -2,7 +2,7 @@
 /// \file
 /// ArrayRef: what kernc knows of an array without owning it — address, dtype, shape and
 /// byte strides. Plain host data: a plan describes arrays with ArrayRefs whose `data`
-/// is 0 (see plan.hpp); a call passes real addresses.
+/// is 0 (see call.hpp); a call passes real addresses.
 
 #include <cstdint>
 #include <utility>
@@ -43,7 +43,7 @@ struct KERNC_API ArrayRef {
   /// is negative, the element count or the bytes the strides span pass 2^63, or a
   /// non-empty view has no address.
   void validate(const char* what) const;
-  /// validate() for a description (plan.hpp): `data` may be 0.
+  /// validate() for a description (call.hpp): `data` may be 0.
   void validate_description(const char* what) const;
 };
 

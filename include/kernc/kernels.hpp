@@ -25,7 +25,6 @@
 #include "kernc/error.hpp"
 #include "kernc/export.hpp"
 #include "kernc/kernel_options.hpp"
-#include "kernc/plan.hpp"
 #include "kernc/program.hpp"
 #include "kernc/runtime.hpp"
 #include "kernc/signature.hpp"
@@ -64,34 +63,22 @@ class KERNC_API ElementwiseKernel {
   const std::string& operation() const noexcept;
   const ElementwiseOptions& options() const noexcept;
 
-  /// Runs the kernel with CuPy's semantics: non-raw arrays broadcast (outputs never do:
-  /// their shape must be the broadcast shape), scalars are converted to their parameter's
-  /// type, missing outputs are allocated C-contiguous and returned; passed outputs come
-  /// back as non-owning arrays. Zero-size calls launch nothing. An input that overlaps an
-  /// output (other than being the very same view, which is safe elementwise) is copied
-  /// first; outputs that overlap each other are an error. Raw parameters are not checked.
-  /// The first call of each argument-type combination and layout class compiles (through
-  /// the cache) and loads; later ones only pack arguments and launch.
+  /// Runs the kernel with CuPy's semantics: plan(inputs, outputs, options), launched on
+  /// options.stream. Non-raw arrays broadcast (outputs never do: their shape must be the
+  /// broadcast shape), scalars are converted to their parameter's type, missing outputs are
+  /// allocated C-contiguous and returned; passed outputs come back as non-owning arrays.
+  /// Zero-size calls launch nothing. An input that overlaps an output (other than being the
+  /// very same view, which is safe elementwise) is copied first; outputs that overlap each
+  /// other are an error. Raw parameters are not checked. The first call of each
+  /// argument-type combination and layout class compiles (through the cache) and loads;
+  /// repeated calls reuse their plan (NOTE [ call memo ]) and only pack and launch.
   std::vector<DeviceArray> operator()(ListView<Arg> inputs, ListView<ArrayRef> outputs = {},
                                       const CallOptions& options = {}) const;
 
-  /// The call operator() would make, planned without a GPU (see plan.hpp): `inputs` and
-  /// `outputs` are descriptions (an array's `data` may be 0). Throws what the call would.
-  ElementwisePlan plan(ListView<Arg> inputs, ListView<ArrayRef> outputs = {},
-                       const PlanOptions& options = {}) const;
-  /// Runs `plan` (made by this kernel) on arguments that match its descriptions exactly;
-  /// outputs are passed when the plan described them, else allocated and returned. An
-  /// input that overlaps an output is copied first, as in operator() (then the call is
-  /// planned again for the copy).
-  std::vector<DeviceArray> launch(const ElementwisePlan& plan, ListView<Arg> inputs,
-                                  ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
-  /// launch() into the caller's `outputs` (required), returning nothing: no lookup, no
-  /// lock and no allocation on the host, for a loop that re-launches one plan with new
-  /// addresses. The same checks as launch(): arguments that differ from the plan's
-  /// descriptions, null addresses and overlapping outputs are errors; an input that
-  /// overlaps an output is copied first (that call allocates).
-  void launch_into(const ElementwisePlan& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs,
-                   const CallOptions& options = {}) const;
+  /// The call operator() would make (see call.hpp): `inputs` and `outputs` are
+  /// descriptions (an array's `data` may be 0). Throws what the call would. Takes
+  /// CallOptions::size, block_size and bindings.
+  Call plan(ListView<Arg> inputs, ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 
  private:
   std::shared_ptr<const detail::ElementwiseDefinition> definition_;
@@ -124,19 +111,16 @@ class KERNC_API ReductionKernel {
   /// negative axes count from the end), NumPy-style: duplicate or out-of-range axes are
   /// errors; `keepdims` keeps reduced axes as extent 1; `outputs` may be given (their
   /// shape must match). A reduction over zero elements gives post_map(identity), or an
-  /// error when the kernel has no identity.
+  /// error when the kernel has no identity. CuPy's call: plan() with `axes` and `keepdims`
+  /// in place of the options', launched on options.stream.
   std::vector<DeviceArray> operator()(ListView<Arg> inputs,
                                       const std::optional<std::vector<int>>& axes = std::nullopt,
                                       bool keepdims = false, ListView<ArrayRef> outputs = {},
                                       const CallOptions& options = {}) const;
 
-  /// The call operator() would make, planned without a GPU (see plan.hpp).
-  ReductionPlan plan(ListView<Arg> inputs, const std::optional<std::vector<int>>& axes = std::nullopt,
-                     bool keepdims = false, ListView<ArrayRef> outputs = {},
-                     const PlanOptions& options = {}) const;
-  /// Runs `plan` (made by this kernel) on arguments that match its descriptions exactly.
-  std::vector<DeviceArray> launch(const ReductionPlan& plan, ListView<Arg> inputs,
-                                  ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
+  /// The call operator() would make (see call.hpp), on descriptions. Takes
+  /// CallOptions::axes, keepdims and bindings.
+  Call plan(ListView<Arg> inputs, ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 
  private:
   std::shared_ptr<const detail::ReductionDefinition> definition_;
@@ -146,6 +130,16 @@ class KERNC_API ReductionKernel {
 namespace detail {
 struct RawState;
 }
+
+/// One parameter of a raw kernel as its source declares it (read by kernc's declaration
+/// scanner from `__global__ void name(...)`).
+struct KERNC_API RawParameter {
+  std::string text;            ///< the declaration as written: "const float* __restrict__ x"
+  std::string name;            ///< "x"; empty when the declaration names none
+  bool pointer = false;        ///< a pointer (or array) parameter: takes an array argument
+  bool const_pointee = false;  ///< a pointer to const elements: the kernel only reads it
+  std::optional<DType> dtype;  ///< a scalar of a C type kernc knows (arguments are converted to it)
+};
 
 /// CuPy's RawKernel: the user's code verbatim; the kernel is found by `name` when loaded
 /// (so it is usually extern "C"). Compiled on first use, per device.
@@ -160,8 +154,12 @@ class KERNC_API RawKernel {
   /// their device pointer; scalars are converted to the type of the parameter they bind
   /// to when the kernel's signature can be read from the source (extern "C" kernels),
   /// else must match the parameter's size exactly (from the driver). The argument count
-  /// is checked whenever either is known.
+  /// is checked whenever either is known. plan(config, args, options) launched on the
+  /// config's stream when it names one, else options.stream.
   void operator()(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options = {}) const;
+  /// The call operator() would make (see call.hpp): the argument checks the declaration
+  /// allows, on descriptions; `config` (grid, block, shared memory, cooperative) is kept.
+  Call plan(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options = {}) const;
   /// The kernel's parameters as its source declares them; std::nullopt when no readable
   /// `__global__ void name(...)` declaration is found (the driver's sizes are used then).
   std::optional<std::vector<RawParameter>> parameters() const;
@@ -247,6 +245,9 @@ class KERNC_API RawModule {
   /// Launches `function` of this module as RawKernel::operator() does (same argument rules).
   void launch(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
               const CallOptions& options = {}) const;
+  /// The call launch() would make (see call.hpp), as RawKernel::plan.
+  Call plan(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
+            const CallOptions& options = {}) const;
   /// The parameters of `function` as the source declares them. A name expression
   /// ("axpby<float *>") gives its template's declaration with the instance's template
   /// arguments in place of the type parameters (`T p` reads `float * p`: a pointer).

@@ -25,6 +25,10 @@ struct KERNC_API SpecKernel {
   std::vector<CallTypes> signatures;
   const std::string& name() const;
   const char* kind() const;           ///< "elementwise", "reduction", "raw", "raw_module"
+  /// Plans a call of the kernel, whatever its kind (see call.hpp): inputs and outputs of an
+  /// elementwise or reduction kernel; a raw kernel's arguments in order (no outputs), with
+  /// CallOptions::launch, and for a raw_module CallOptions::function.
+  Call plan(ListView<Arg> arguments, ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 };
 
 /// One program a spec needs, and what it is for.

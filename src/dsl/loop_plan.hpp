@@ -67,7 +67,7 @@ bool tile_transposed_inputs(LoopPlan& plan, std::size_t outputs_from);
 int contiguous_elements_per_thread(const std::vector<std::size_t>& item_sizes);
 
 /// Adjacent outputs a thread of a reduction's columns kernel takes (NOTE [ reduction
-/// columns ], src/kernels/reduction_call.cpp): 16 bytes of the widest of `item_sizes` (the
+/// columns ], src/dsl/reduction_plan.cpp): 16 bytes of the widest of `item_sizes` (the
 /// non-raw array inputs'), so that each input's row is one vector load; 1 (no columns
 /// kernel) when there is no such input or an item is 16 bytes or more.
 int reduction_columns(const std::vector<std::size_t>& item_sizes);

@@ -1,5 +1,6 @@
 #pragma once
-// Pieces shared by the Elementwise and Reduction call paths.
+// Pieces shared by the kernel kinds' plans and launches (the call path itself is
+// src/kernels/call_plan.hpp).
 
 #include <string>
 #include <vector>
@@ -7,7 +8,6 @@
 #include "dsl/definitions.hpp"
 #include "kernels/handle_table.hpp"
 #include "kernc/engine.hpp"
-#include "kernels/plan_data.hpp"
 #include "kernc/kernels.hpp"
 #include "runtime/param_pack.hpp"
 
@@ -50,7 +50,6 @@ const LoadedFunctions& find_or_load(HandleTable& table, TypeEntry& entry, const 
   }
   LoadedFunctions loaded = pick(load());
   loaded.engine = engine.id();
-  loaded.device = device.ordinal();
   std::lock_guard<std::mutex> lock(table.mutex);
   return entry.functions.emplace(key, std::move(loaded)).first->second;
 }
@@ -77,15 +76,5 @@ inline void check_scalar_range(const std::string& kernel, const std::string& par
 /// Packs a raw parameter: a run-time-rank view of the whole array.
 void pack_raw(ParamPack& pack, const ArrayRef& array, bool index64);
 
-/// The largest index or byte offset a raw array needs (for the 32-bit index check).
-std::int64_t raw_extent(const ArrayRef& array);
-
-/// Whether two views share any byte of memory.
-bool overlaps(const ArrayRef& a, const ArrayRef& b);
-/// Whether two views are the same elements in the same order.
-bool same_view(const ArrayRef& a, const ArrayRef& b);
-
-/// The engine of a call.
-inline Engine& engine_of(const CallOptions& options) { return options.engine ? *options.engine : Engine::global(); }
 
 }  // namespace kernc::detail

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernc/call.hpp"
 #include "kernc/runtime.hpp"
 #include "kernc/signature.hpp"
 
@@ -23,16 +24,30 @@ namespace kernc::detail {
 /// (Engine::id(), layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
 using FunctionKey = std::tuple<std::uint64_t, int, int>;
 
-struct ElementwisePlanData;
+class CallPlan;
+
+/// NOTE [ call memo ]: a kernel's last plans made by its operator(), most recent last.
+class RecentCalls {
+ public:
+  /// A plan made for the same options whose descriptions the arguments match, or null.
+  std::shared_ptr<const CallPlan> find(ListView<Arg> inputs, ListView<ArrayRef> outputs, const CallOptions& options);
+  void remember(std::shared_ptr<const CallPlan> plan);
+
+ private:
+  static constexpr std::size_t kSize = 8;
+  std::mutex mutex_;
+  std::array<std::shared_ptr<const CallPlan>, kSize> ring_;
+  std::size_t next_ = 0;
+};
 
 /// The kernel functions of one program variant on one device. Never changed once in the
-/// memo, and never moved (std::map nodes): a plan keeps a pointer to it (PreparedFunctions).
+/// memo, and never moved (std::map nodes): a plan keeps a pointer to it (detail::Prepared, call_plan.hpp).
 struct LoadedFunctions {
   std::vector<Function> functions;    // elementwise: the kernel; reductions: main, finish[, columns]
   std::size_t reduce_type_size = 0;   // reductions: sizeof(_type_reduce)
-  // Whose they are, set by find_or_load: a plan compares these, not a key, per launch.
-  std::uint64_t engine = 0;  // Engine::id()
-  int device = -1;
+  /// The Engine::id() they were loaded through (find_or_load): a plan compares it per
+  /// launch, so that a new engine at a dead engine's address is never handed its functions.
+  std::uint64_t engine = 0;
 };
 
 /// What a call needs once its types are known: the resolution, and per (layout, device)
@@ -46,12 +61,8 @@ struct TypeEntry {
 struct HandleTable {
   std::mutex mutex;
   std::unordered_map<std::string, TypeEntry> entries;
-  /// ElementwiseKernel::operator()'s last plans, most recent at `next_plan - 1` (a ring):
-  /// a call whose arguments and options match one launches it as launch(plan) would
-  /// (NOTE [ call memo ], src/kernels/elementwise_call.cpp).
-  static constexpr std::size_t kRecentPlans = 8;
-  std::array<std::shared_ptr<const ElementwisePlanData>, kRecentPlans> recent_plans;
-  std::size_t next_plan = 0;
+  /// operator()'s last plans (NOTE [ call memo ], src/kernels/call.cpp).
+  RecentCalls recent;
 };
 
 }  // namespace kernc::detail

@@ -1,11 +1,16 @@
-// Launching RawKernel and RawModule functions: loading per device and argument checks.
+// RawKernel and RawModule calls: the plan (argument checks against the declaration, the
+// caller's LaunchConfig), then load per device and launch. The call path itself is
+// src/kernels/call.cpp.
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernels/call_plan.hpp"
 #include "kernels/call_support.hpp"
 #include "kernels/raw_module_file.hpp"
 #include "kernels/raw_state.hpp"
@@ -15,6 +20,13 @@ namespace kernc {
 namespace detail {
 
 namespace {
+
+// Whether `function` is one of a module's name expressions (then its lowered name is
+// looked up, and its declaration is its template's with the instance's arguments).
+bool is_name_expression(const std::vector<std::string>& expressions, const std::string& function) {
+  return std::find(expressions.begin(), expressions.end(), function) != expressions.end();
+}
+
 
 // The driver's parameter sizes of the entry's function, asked on first need only.
 // Without a count, cuFuncGetParamInfo is asked index by index until it fails (CUDA 13 has
@@ -47,49 +59,6 @@ void check_declared(const std::string& name, const std::vector<DeclaredParam>& d
     }
     if (!args[k].is_array() && param.dtype) check_scalar_range("kernel " + name, param.text, args[k].scalar(), *param.dtype);
   }
-}
-
-// Packs `args` for the entry's function, checking them against what is known of its
-// parameters, and launches it.
-void launch_checked(RawState& state, RawLaunchEntry& entry, const LaunchConfig& config, ListView<Arg> args) {
-  const std::string& name = entry.function.name();
-  const auto& declared = entry.declared;
-  if (declared) check_declared(name, *declared, args);
-  // A declaration read from the source says every parameter's kind; the driver's sizes are
-  // needed without one, or for a scalar of a C type kernc does not know.
-  bool need_sizes = !declared;
-  for (size_t k = 0; declared && k < args.size(); ++k) {
-    need_sizes = need_sizes || (!args[k].is_array() && !(*declared)[k].dtype);
-  }
-  static const std::vector<std::size_t> kUnknown;
-  const std::vector<std::size_t>& sizes = need_sizes ? sizes_for(state, entry) : kUnknown;
-  if (!declared && !sizes.empty() && args.size() != sizes.size()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("kernel {} takes {} argument(s), {} given", name, sizes.size(), args.size()));
-  }
-  ParamPack pack;
-  for (size_t k = 0; k < args.size(); ++k) {
-    const Arg& arg = args[k];
-    const DeclaredParam* param = declared ? &(*declared)[k] : nullptr;
-    if (arg.is_array()) {
-      pack.begin(8);
-      pack.field<std::uint64_t>(arg.array().data);
-      continue;
-    }
-    if (param && param->dtype) {
-      pack_scalar(pack, arg.scalar(), *param->dtype);  // converted to the declared type
-      continue;
-    }
-    std::size_t own = itemsize(arg.scalar().dtype);
-    if (k < sizes.size() && sizes[k] != own) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("kernel {}: parameter {} is {} bytes but the {} scalar given is {}; pass a scalar of the "
-                              "parameter's own type",
-                              name, k, sizes[k], to_string(arg.scalar().dtype), own));
-    }
-    pack_scalar(pack, arg.scalar(), arg.scalar().dtype);
-  }
-  entry.function.launch(config, pack.pointers());
 }
 
 // The loaded module for the call's (engine, device); `make_program` runs only on a miss
@@ -142,6 +111,7 @@ RawLaunchEntry& launch_entry(RawState& state, MakeProgram&& make_program, Lower&
     if (found != state.launches.end()) return found->second;
   }
   RawLaunchEntry entry;
+  entry.engine = engine.id();
   Engine::Loaded loaded = load_raw(state, make_program, options);
   entry.function = loaded.module.function(lower(loaded, function));
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -176,7 +146,7 @@ void RawKernel::check_arguments(ListView<Arg> args) const {
 }
 
 std::optional<std::vector<RawParameter>> RawModule::parameters(const std::string& function) const {
-  bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
+  bool is_expression = detail::is_name_expression(name_expressions_, function);
   // A template instance's parameters are its template's with the instance's arguments
   // substituted (`T p` of `k<float *>` is a pointer), not the placeholders' text.
   return detail::declared_once(*state_, code_, function, is_expression);
@@ -188,24 +158,127 @@ void RawModule::check_arguments(const std::string& function, ListView<Arg> args)
 
 namespace detail {
 namespace {
-RawLaunchEntry& kernel_entry(RawState& state, const RawKernel& kernel, const std::string& code,
-                             const std::string& name, const CallOptions& options) {
-  return launch_entry(
-      state, [&] { return kernel.program(); }, [](const Engine::Loaded&, const std::string& n) { return n; }, code,
-      name, false, options);
+
+const std::string& same_name(const Engine::Loaded&, const std::string& name) { return name; }
+
+class RawCall final : public CallPlan {
+ public:
+  RawState* state = nullptr;  // kept alive by the kernel, or by keep_alive (Call::plan)
+  std::string source;
+  bool module = false;                    // names are lowered through the module's name expressions
+  bool is_expression = false;
+  std::optional<std::vector<DeclaredParam>> declared;
+  bool need_sizes = false;  // the driver's parameter sizes are needed (see sizes_for)
+  /// The launch entry, found on the first launch (std::map nodes do not move).
+  Prepared<RawLaunchEntry> prepared;
+
+  void launch_matched(ListView<Arg> args, ListView<ArrayRef> outputs, StreamRef stream,
+                      const Device& device) const override;
+};
+
+// The plan of a raw kernel or module function: the checks the declaration allows (count,
+// an array for each pointer, a scalar for each other one, scalar ranges), the caller's
+// LaunchConfig, and whether the driver's parameter sizes will be needed.
+std::shared_ptr<RawCall> make_raw_call(RawState& state, const std::string& source, const std::string& function,
+                                       bool module, bool is_expression, ListView<Arg> args, const CallOptions& options) {
+  check_options(KernelKind::raw, module, function, options);
+  auto call = std::make_shared<RawCall>();
+  init_plan(*call, KernelKind::raw, function, options);
+  call->state = &state;
+  call->source = source;
+  call->module = module;
+  call->is_expression = is_expression;
+  call->raw = true;
+  call->declared = declared_once(state, source, function, is_expression);
+  if (call->declared) check_declared(function, *call->declared, args);
+  call->types = call_types(args, {}, {});
+  call->inputs = describe(args);
+  call->need_sizes = !call->declared;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const DeclaredParam* param = call->declared ? &(*call->declared)[k] : nullptr;
+    call->input_names.push_back(param ? param->name : std::string());
+    call->input_texts.push_back(param ? param->text : std::string());
+    const bool typed = param && !args[k].is_array() && param->dtype;
+    call->scalar_types.push_back(typed ? param->dtype : std::nullopt);
+    call->need_sizes = call->need_sizes || (!args[k].is_array() && !typed);
+  }
+  call->launch = *options.launch;
+  call->launch.stream = StreamRef{};
+  call->multiprocessors = 0;  // the geometry is the caller's: any GPU
+  return call;
 }
+
+void RawCall::launch_matched(ListView<Arg> args, ListView<ArrayRef>, StreamRef stream, const Device&) const {
+  RawLaunchEntry* entry = prepared.get(engine->id());
+  if (!entry) {
+    entry = module ? &launch_entry(*state, state->make_program, lowered_name, source, kernel, is_expression, options)
+                   : &launch_entry(*state, state->make_program, same_name, source, kernel, false, options);
+    // Above 48 KiB of dynamic shared memory a kernel must opt in (CUDA's rule; an attribute
+    // of the function): the call asked for it, so it is raised once, here.
+    if (launch.shared_bytes > 48 * 1024) entry->function.set_max_dynamic_shared_bytes(static_cast<int>(launch.shared_bytes));
+    prepared.set(entry);
+  }
+  static const std::vector<std::size_t> kUnknown;
+  const std::vector<std::size_t>& sizes = need_sizes ? sizes_for(*state, *entry) : kUnknown;
+  if (!declared && !sizes.empty() && args.size() != sizes.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("kernel {} takes {} argument(s), {} given", kernel, sizes.size(), args.size()));
+  }
+  ParamPack pack;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const Arg& arg = args[k];
+    if (arg.is_array()) {
+      pack.begin(8);
+      pack.field<std::uint64_t>(arg.array().data);
+      continue;
+    }
+    if (scalar_types[k]) {
+      pack_scalar(pack, arg.scalar(), *scalar_types[k]);  // converted to the declared type
+      continue;
+    }
+    const std::size_t own = itemsize(arg.scalar().dtype);
+    if (k < sizes.size() && sizes[k] != own) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("kernel {}: parameter {} is {} bytes but the {} scalar given is {}; pass a scalar of the "
+                              "parameter's own type",
+                              kernel, k, sizes[k], to_string(arg.scalar().dtype), own));
+    }
+    pack_scalar(pack, arg.scalar(), arg.scalar().dtype);
+  }
+  LaunchConfig config = launch;
+  config.stream = stream;
+  entry->function.launch(config, pack.pointers());
+}
+
+// The options of a raw call: its LaunchConfig and function; the LaunchConfig's stream
+// when it names one, else the options'.: the LaunchConfig's when it names one, else the options'.
+CallOptions with_launch(const CallOptions& options, const LaunchConfig& config, const std::string& function) {
+  CallOptions out = options;
+  out.launch = config;
+  if (!function.empty()) out.function = function;  // a RawKernel's options name none (else refused)
+  if (config.stream.handle) out.stream = config.stream;
+  return out;
+}
+
 }  // namespace
 }  // namespace detail
 
 Function RawKernel::function(const CallOptions& options) const {
-  return detail::kernel_entry(*state_, *this, code_, name_, options).function;
+  return detail::launch_entry(
+             *state_, [this] { return program(); }, detail::same_name, code_, name_, false, options)
+      .function;
+}
+
+Call RawKernel::plan(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options) const {
+  auto call = detail::make_raw_call(*state_, code_, name_, false, false, args, detail::with_launch(options, config, {}));
+  call->keep_alive = state_;
+  return Call(std::move(call));
 }
 
 void RawKernel::operator()(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options) const {
-  auto& entry = detail::kernel_entry(*state_, *this, code_, name_, options);
-  LaunchConfig c = config;
-  if (!c.stream.handle) c.stream = options.stream;
-  detail::launch_checked(*state_, entry, c, args);
+  const CallOptions call = detail::with_launch(options, config, {});
+  detail::call_through_memo(state_->recent, args, {}, call,
+                            [&] { return detail::make_raw_call(*state_, code_, name_, false, false, args, call); });
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
@@ -218,15 +291,21 @@ std::pair<std::uint64_t, std::size_t> RawModule::get_global(const std::string& n
   return loaded.module.global(detail::lowered_name(loaded, name));
 }
 
+Call RawModule::plan(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
+                     const CallOptions& options) const {
+  auto call = detail::make_raw_call(*state_, code_, function, true, detail::is_name_expression(name_expressions_, function),
+                                    args, detail::with_launch(options, config, function));
+  call->keep_alive = state_;
+  return Call(std::move(call));
+}
+
 void RawModule::launch(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
                        const CallOptions& options) const {
-  // Template instances have no readable declaration; their parameter sizes still are checked.
-  bool is_expression = std::find(name_expressions_.begin(), name_expressions_.end(), function) != name_expressions_.end();
-  auto& entry = detail::launch_entry(
-      *state_, [this] { return program(); }, detail::lowered_name, code_, function, is_expression, options);
-  LaunchConfig c = config;
-  if (!c.stream.handle) c.stream = options.stream;
-  detail::launch_checked(*state_, entry, c, args);
+  const CallOptions call = detail::with_launch(options, config, function);
+  detail::call_through_memo(state_->recent, args, {}, call, [&] {
+    return detail::make_raw_call(*state_, code_, function, true, detail::is_name_expression(name_expressions_, function),
+                                 args, call);
+  });
 }
 
 }  // namespace kernc

@@ -39,9 +39,12 @@ RawKernel::RawKernel(std::string code, std::string name, CompileOptions options)
     : code_(std::move(code)), name_(std::move(name)), options_(std::move(options)),
       state_(std::make_shared<detail::RawState>()) {
   check_raw_definition("RawKernel", name_, code_, options_);
+  // What a call compiles on a miss, made from copies of the definition: the state (and the
+  // plans it remembers) never holds the kernel object itself.
+  state_->make_program = [name = name_, code = code_, options = options_] { return raw_program(name, code, options); };
 }
 
-Program RawKernel::program() const { return raw_program(name_, code_, options_); }
+Program RawKernel::program() const { return state_->make_program(); }
 
 RawModule::RawModule(std::string code, CompileOptions options, std::vector<std::string> name_expressions,
                      std::string name)
@@ -59,6 +62,11 @@ RawModule::RawModule(std::string code, CompileOptions options, std::vector<std::
       throw Error(ErrorCode::invalid_argument, fmt::format("RawModule {}: a name expression is empty", name_));
     }
   }
+  state_->make_program = [name = name_, code = code_, options = options_, expressions = name_expressions_] {
+    Program program = raw_program(name, code, options);
+    program.name_expressions = expressions;
+    return program;
+  };
 }
 
 RawModule RawModule::from_file(const std::string& path, std::string name) {
@@ -96,9 +104,7 @@ Program RawModule::program() const {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("RawModule {} is loaded from binary files ({}): it has no program to compile", name_, paths));
   }
-  Program program = raw_program(name_, code_, options_);
-  program.name_expressions = name_expressions_;
-  return program;
+  return state_->make_program();
 }
 
 }  // namespace kernc

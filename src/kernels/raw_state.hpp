@@ -2,6 +2,7 @@
 // What a RawKernel / RawModule keeps once loaded: per device, the module and its program;
 // for a RawModule made from files, the files it was read from.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,12 +12,13 @@
 #include <vector>
 
 #include "kernc/engine.hpp"
-#include "kernc/plan.hpp"
+#include "kernc/kernels.hpp"
+#include "kernels/handle_table.hpp"
 #include "kernc/runtime.hpp"
 
 namespace kernc::detail {
 
-/// One parameter of a kernel as declared in its source (public: include/kernc/plan.hpp).
+/// One parameter of a kernel as declared in its source (public: include/kernc/kernels.hpp).
 using DeclaredParam = RawParameter;
 
 /// What a launch of one function on one device needs, found once: the loaded function and
@@ -31,6 +33,7 @@ struct RawLaunchEntry {
   std::optional<std::size_t> count;
   /// The driver's parameter sizes, asked on first need only (see sizes_for in raw_call.cpp).
   std::optional<std::vector<std::size_t>> sizes;
+  std::uint64_t engine = 0;  ///< Engine::id() it was loaded through (detail::Prepared)
 };
 
 struct ModuleFiles;  // raw_module_file.hpp
@@ -40,6 +43,9 @@ struct RawState {
   /// (raw_call.cpp) loads these with load_module_files instead of compiling a program.
   /// Set once, before the state is shared; immutable after.
   std::shared_ptr<const ModuleFiles> files;
+  /// The program of a kernel or module of source (raw_program of its definition's copies);
+  /// set once, before the state is shared.
+  std::function<Program()> make_program;
   std::mutex mutex;
   std::map<std::pair<std::uint64_t, int>, Engine::Loaded> loaded;  // by Engine::id() and device ordinal
   /// Declared parameters by kernel name, read from the source once (not per launch).
@@ -48,6 +54,8 @@ struct RawState {
   /// std::map: entries stay where they are while others are added, so a launch may use
   /// one after the lock is released.
   std::map<std::tuple<std::uint64_t, int, std::string>, RawLaunchEntry> launches;
+  /// operator()'s and RawModule::launch's last plans (NOTE [ call memo ], src/kernels/call.cpp).
+  RecentCalls recent;
 };
 
 /// The template a name expression instantiates: "axpby<float>" → "axpby". Its declaration

@@ -1,534 +1,245 @@
-// ReductionKernel calls: plan (axes, keepdims, outputs, the two-pass split), then launch.
+// ReductionKernel calls: the plan (src/dsl/reduction_plan.cpp) with both passes'
+// parameters packed once, then load and launch. The call path itself is src/kernels/call.cpp.
 
 #include <algorithm>
-#include <optional>
+#include <cstring>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "codegen/kernel_codegen.hpp"
 #include "dsl/definitions.hpp"
-#include "dsl/loop_plan.hpp"
+#include "dsl/reduction_plan.hpp"
+#include "dsl/type_resolution.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernels/call_plan.hpp"
 #include "kernels/call_support.hpp"
-#include "kernels/plan_data.hpp"
 
 namespace kernc {
 
 namespace {
 
-constexpr std::int64_t kBlock = 256;  // templates/reduction.cu.in _kReduceBlock
+class ReductionCall final : public detail::CallPlan {
+ public:
+  std::shared_ptr<const detail::ReductionDefinition> def;
+  detail::HandleTable* handles = nullptr;  // kept alive by the kernel, or by keep_alive (plan())
+  detail::TypeEntry* entry = nullptr;
+  dsl::ReductionPlan plan;
+  /// Both passes' parameters with addresses, scalars and the scratch buffers zero
+  /// (NOTE [ kept plan ], src/kernels/elementwise_call.cpp): the launch writes those only.
+  detail::PackedParams main_packed, finish_packed;
+  std::size_t partials_parameter = 0;  // then the validity flags' parameter
+  detail::Prepared<const detail::LoadedFunctions> prepared;
 
-std::int64_t pow2_at_least(std::int64_t n) {
-  std::int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
+  void launch_matched(ListView<Arg> inputs, ListView<ArrayRef> outputs, StreamRef stream,
+                      const Device& device) const override;
+  std::shared_ptr<const CallPlan> replan(ListView<Arg> inputs, ListView<ArrayRef> outputs) const override;
+};
 
-// The axes to reduce, sorted; throws for duplicates and out-of-range axes.
-std::vector<int> normalize_axes(const std::optional<std::vector<int>>& axes, const std::vector<std::int64_t>& shape,
-                                const std::string& name) {
-  const int ndim = static_cast<int>(shape.size());
-  std::vector<int> out;
-  if (!axes) {
-    for (int d = 0; d < ndim; ++d) out.push_back(d);
-    return out;
-  }
-  for (int axis : *axes) {
-    int normalized = axis < 0 ? axis + ndim : axis;
-    if (normalized < 0 || normalized >= ndim) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: axis {} is out of range for the {} dimension(s) of the inputs {}", name, axis, ndim,
-                              shape));
-    }
-    if (std::find(out.begin(), out.end(), normalized) != out.end()) {
-      throw Error(ErrorCode::invalid_argument, fmt::format("{}: axis {} is repeated in {}", name, axis, *axes));
-    }
-    out.push_back(normalized);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-bool c_contiguous(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides, std::size_t item) {
-  std::int64_t expected = static_cast<std::int64_t>(item);
-  for (size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] != 1 && strides[d] != expected) return false;
-    expected *= shape[d];
-  }
-  return true;
-}
-
-void check_counts(const detail::ReductionDefinition& def, ListView<Arg> inputs,
-                  ListView<ArrayRef> outputs, bool descriptions) {
-  const auto& sig = def.signature;
-  if (inputs.size() != sig.in.size()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{} takes {} input(s), got {}", def.name, sig.in.size(), inputs.size()));
-  }
-  if (!outputs.empty() && outputs.size() != sig.out.size()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{} has {} output(s); pass all of them or none, got {}",
-                                                         def.name, sig.out.size(), outputs.size()));
-  }
-  for (const auto& in : inputs) {
-    if (in.is_array()) descriptions ? in.array().validate_description(def.name.c_str()) : in.array().validate(def.name.c_str());
-  }
-  for (const auto& out : outputs) descriptions ? out.validate_description(def.name.c_str()) : out.validate(def.name.c_str());
-}
-
-// Everything but the geometry: types, axes, output shapes, and each array's view with the
-// kept axes first and the reduced axes last. No GPU.
-std::shared_ptr<detail::ReductionPlanData> plan_shapes(const ReductionKernel& kernel,
-                                                       const detail::ReductionDefinition& def,
-                                                       detail::HandleTable& handles, ListView<Arg> inputs,
-                                                       const std::optional<std::vector<int>>& axes_in, bool keepdims,
-                                                       ListView<ArrayRef> outputs_in,
-                                                       const std::map<std::string, DType>& bindings) {
-  const auto& sig = def.signature;
-  const std::string& name = def.name;
-  check_counts(def, inputs, outputs_in, true);
-  auto plan = std::make_shared<detail::ReductionPlanData>();
-  plan->types = detail::call_types(inputs, outputs_in, bindings);
-  plan->entry = &detail::type_entry(handles, detail::types_key(plan->types), [&] { return kernel.resolve(plan->types); });
-  plan->resolved = plan->entry->resolved;
-  plan->table = &handles;
-  plan->inputs = detail::describe(inputs);
-  for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs[k].is_array()) detail::check_scalar_range(name, sig.in[k].text, inputs[k].scalar(), plan->resolved.inputs[k]);
-  }
-  for (const auto& out : outputs_in) plan->outputs_given.push_back({true, out, out.dtype});
-  plan->keepdims = keepdims;
-
-  // The reduced shape: broadcast of the non-raw input arrays.
-  std::vector<std::vector<std::int64_t>> shapes;
-  std::vector<std::string_view> names;
-  for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (inputs[k].is_array() && !sig.in[k].raw) {
-      shapes.push_back(inputs[k].array().shape);
-      names.push_back(sig.in[k].name);
-    }
-  }
-  if (shapes.empty()) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: there is nothing to reduce: no non-raw input array", name));
-  }
-  plan->in_shape = dsl::broadcast_shape(shapes, names);
-  const std::vector<std::int64_t>& in_shape = plan->in_shape;
-  const int ndim = static_cast<int>(in_shape.size());
-  const std::vector<int> reduced = normalize_axes(axes_in, in_shape, name);
-  plan->axes = reduced;
-  std::vector<int> kept;
-  for (int d = 0; d < ndim; ++d) {
-    if (!std::binary_search(reduced.begin(), reduced.end(), d)) kept.push_back(d);
-  }
-  std::vector<std::int64_t> out_shape;
-  std::int64_t out_size = 1, reduce_size = 1;
-  for (int d = 0; d < ndim; ++d) {
-    if (std::binary_search(reduced.begin(), reduced.end(), d)) {
-      reduce_size *= in_shape[d];
-      if (keepdims) out_shape.push_back(1);
-    } else {
-      out_size *= in_shape[d];
-      out_shape.push_back(in_shape[d]);
-    }
-  }
-  plan->out_size = out_size;
-  plan->reduce_size = reduce_size;
-  for (size_t k = 0; k < sig.out.size(); ++k) {
-    if (!outputs_in.empty()) {
-      if (!sig.out[k].raw && outputs_in[k].shape != out_shape) {
-        throw Error(ErrorCode::invalid_argument, fmt::format("{}: output {} has shape {}, the reduction gives {}", name,
-                                                             sig.out[k].name, outputs_in[k].shape, out_shape));
-      }
-      plan->outputs.push_back(outputs_in[k]);
-    } else if (sig.out[k].raw) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("{}: raw output {} cannot be allocated by kernc; pass the outputs", name, sig.out[k].name));
-    } else {
-      plan->outputs.push_back(ArrayRef::contiguous(std::uint64_t{0}, plan->resolved.outputs[k], out_shape));
-    }
-  }
-  if (out_size == 0) return plan;
-  if (reduce_size == 0 && !kernel.has_identity()) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: cannot reduce zero elements: the kernel has no identity", name));
-  }
-
-  // Each non-raw input, seen with the kept axes first and the reduced axes last: element
-  // (_i, _J) is then flat index _i * reduce_size + _J in that order.
-  std::vector<int> order = kept;
-  order.insert(order.end(), reduced.begin(), reduced.end());
-  bool contiguous = true;
-  std::int64_t extent = out_size * reduce_size;
-  for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs[k].is_array()) continue;
-    const ArrayRef& array = inputs[k].array();
-    if (sig.in[k].raw) {
-      extent = std::max(extent, detail::raw_extent(array));
-      continue;
-    }
-    auto strides = dsl::broadcast_strides(array, in_shape);
-    detail::ReductionPlanData::View view;
-    view.item = itemsize(plan->resolved.inputs[k]);
-    for (int d : order) {
-      view.shape.push_back(in_shape[d]);
-      view.strides.push_back(strides[d]);
-    }
-    contiguous = contiguous && c_contiguous(view.shape, view.strides, itemsize(array.dtype));
-    ArrayRef permuted = array;
-    permuted.shape = view.shape;
-    permuted.strides = view.strides;
-    extent = std::max(extent, detail::raw_extent(permuted));
-    plan->input_views.push_back(std::move(view));
-  }
-  for (size_t k = 0; k < sig.out.size(); ++k) {
-    const ArrayRef& array = plan->outputs[k];
-    extent = std::max(extent, detail::raw_extent(array));
-    if (sig.out[k].raw) continue;
-    detail::ReductionPlanData::View view;  // the output over the kept axes only (keepdims' extent-1 axes dropped)
-    for (int d = 0, j = 0; d < ndim; ++d) {
-      if (std::binary_search(reduced.begin(), reduced.end(), d)) {
-        if (keepdims) ++j;
-        continue;
-      }
-      view.shape.push_back(array.shape[j]);
-      view.strides.push_back(array.strides[j]);
-      ++j;
-    }
-    contiguous = contiguous && c_contiguous(view.shape, view.strides, itemsize(array.dtype));
-    plan->output_views.push_back(std::move(view));
-  }
-  if (!contiguous && static_cast<int>(order.size()) > Layout::kMaxDims) {
-    throw Error(ErrorCode::invalid_argument, fmt::format("{}: at most {} dimensions", name, Layout::kMaxDims));
-  }
-  plan->layout.kind = contiguous ? LayoutKind::contiguous : LayoutKind::generic;
-  plan->extent = extent;
-  return plan;
-}
-
-// Whether adjacent outputs read adjacent input elements, more closely than one output's own
-// elements lie (see NOTE [ reduction strategy ]): true for every non-raw input when its
-// innermost kept axis (extent > 1) has a smaller stride than its innermost reduced axis.
-// Needs a warp's worth of outputs, and a reduction of more than one element.
-bool outputs_adjacent(const detail::ReductionPlanData& plan) {
-  if (plan.out_size < 32 || plan.reduce_size < 2 || plan.input_views.empty()) return false;
-  const std::size_t reduced = plan.axes.size();
-  for (const auto& view : plan.input_views) {
-    const std::size_t kept = view.shape.size() - reduced;
-    auto innermost = [&view](std::size_t begin, std::size_t end) -> std::optional<std::int64_t> {
-      for (std::size_t d = end; d-- > begin;) {
-        if (view.shape[d] > 1) return view.strides[d] < 0 ? -view.strides[d] : view.strides[d];
-      }
-      return std::nullopt;
-    };
-    auto kept_stride = innermost(0, kept);
-    auto reduced_stride = innermost(kept, view.shape.size());
-    if (!kept_stride || !reduced_stride || *kept_stride >= *reduced_stride) return false;
-  }
-  return true;
-}
-
-// NOTE [ reduction columns ]
-// One thread per output (outer and middle axes) reads one element per row and input: a
-// warp's load is 128 bytes of float32 and 64 of float16, and float16 outer-axis sums ran at
-// 0.61x copy bandwidth (tools/bench/NOTES.md v12). The generic layout's program also has a
-// columns kernel (templates/reduction_columns.cu.in) in which a thread takes C adjacent
-// outputs (16 bytes of the widest input, dsl::reduction_columns) and reads each row of them
-// with one vector load per input. It needs, for every non-raw input: the innermost kept axis
-// of stride one item, its extent a multiple of C (so C adjacent outputs are one vector and
-// never cross a row), every other stride a multiple of C items, and (checked per launch)
-// the data address aligned to C items. Otherwise the call runs the one-output kernel.
-// Both kernels take the reduced axis in tiles of 8 rows with the same splits, so each
-// output folds the same elements in the same order: the results are bit for bit the same.
-// Returns C, or 1 when the columns kernel does not apply; fills plan.column_alignments.
-std::int64_t column_count(detail::ReductionPlanData& plan) {
-  if (plan.layout.kind != LayoutKind::generic || plan.input_views.empty()) return 1;
-  std::vector<std::size_t> sizes;
-  for (const auto& view : plan.input_views) sizes.push_back(view.item);
-  const std::int64_t columns = dsl::reduction_columns(sizes);
-  if (columns < 2) return 1;
-  const std::size_t reduced = plan.axes.size();
-  std::vector<std::int64_t> alignments;
-  for (std::size_t k = 0; k < plan.input_views.size(); ++k) {
-    const auto& view = plan.input_views[k];
-    const auto item = static_cast<std::int64_t>(view.item);
-    const std::size_t kept = view.shape.size() - reduced;
-    std::optional<std::size_t> innermost;
-    for (std::size_t d = kept; d-- > 0;) {
-      if (view.shape[d] > 1) {
-        innermost = d;
-        break;
-      }
-    }
-    if (!innermost || view.strides[*innermost] != item || view.shape[*innermost] % columns != 0) return 1;
-    for (std::size_t d = 0; d < view.shape.size(); ++d) {
-      if (d != *innermost && view.shape[d] > 1 && view.strides[d] % (columns * item) != 0) return 1;
-    }
-    alignments.push_back(columns * item);
-  }
-  plan.column_alignments = std::move(alignments);
-  return columns;
-}
-
-// The index width and the launch plan for a GPU of `multiprocessors` multiprocessors: a
-// group of threads per output; long reductions of few outputs split across blocks (second
-// pass: name_finish) so that every multiprocessor has work.
-void plan_geometry(const detail::ReductionDefinition& def, detail::ReductionPlanData& plan, int multiprocessors) {
-  if (multiprocessors <= 0) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: a plan needs the GPU's multiprocessor count (PlanOptions::multiprocessors), got {}",
-                            def.name, multiprocessors));
-  }
-  plan.multiprocessors = multiprocessors;
-  const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
-  // NOTE [ reduction waves ]
-  // Splits aim at 24 blocks a multiprocessor: a whole number of waves whether the kernel
-  // fits 8, 6, 4, 3, 2 or 1 blocks of 256 threads at once. Aiming at 8 (one wave at full
-  // occupancy) left a float16 sum, whose 37 registers fit 6 blocks, with a second wave of 2
-  // blocks a multiprocessor: 80.7% of DRAM peak against float32's 91.2% (ncu, H100;
-  // tools/bench/NOTES.md v21).
-  const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 24;
-  // The margin covers the last step past the end: a thread's reduced index advances by
-  // group * (_kUnroll slots of _kSlot elements: at most 2 of 16) * splits, at most
-  // kBlock * 32 * target_blocks, and the columns kernel's first output by kBlock * 16
-  // (columns) * blocks.
-  plan.layout.index64 = !dsl::fits_index32(plan.extent, std::max(kBlock * 32 * target_blocks, max_blocks * kBlock * 16));
-  const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
-  // NOTE [ reduction strategy ]
-  // A group of threads per output reads that output's elements side by side: coalesced
-  // when the reduced axes are the input's innermost (a row sum). When instead the kept
-  // axes are innermost (a column sum, axis=0 of a matrix), those reads are a stride apart
-  // and each load fetches a cache line for one element (0.41 TB/s on an H100, 5x below
-  // CuPy). Then one thread per output (group 1) makes a warp read 32 adjacent outputs'
-  // elements at once, and the reduced axis is split across blocks (the deterministic
-  // second pass) so that every multiprocessor has work.
-  // Otherwise a group per output, sized so that each thread has about 4 elements (rows of
-  // 32: groups of 8, 4 rows a warp; long rows: 256 threads a row).
-  plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kBlock));
-  // NOTE [ reduction slots ]
-  // In the contiguous layout (full and inner-axis reductions) a lane takes slots of 16
-  // bytes of the widest input, two a step (templates/reduction.cu.in), loaded as vectors
-  // when every row is aligned: a float16 lane loaded 2 bytes at a time and kept half of
-  // float32's bytes in flight (78-81% of DRAM peak against 88%; tools/bench/NOTES.md v19).
-  // The element-to-lane assignment depends on the slot size alone, never on alignment, so a
-  // result does not change with where the input lies. Splits divide slots.
-  std::int64_t slot = 1;
-  if (plan.layout.kind == LayoutKind::contiguous) {
-    std::vector<std::size_t> sizes;
-    for (const auto& view : plan.input_views) sizes.push_back(view.item);
-    slot = dsl::reduction_columns(sizes);
-  }
-  const std::int64_t slots = (reduce_size + slot - 1) / slot;
-  // Splits of the reduced axis for `out_blocks` blocks of outputs, so that about `target`
-  // blocks run.
-  auto splits_for = [&](std::int64_t out_blocks, std::int64_t target) -> std::int64_t {
-    if (out_blocks >= target || slots <= plan.group * 32) return 1;
-    std::int64_t splits = std::min<std::int64_t>((target + out_blocks - 1) / out_blocks, slots / (plan.group * 16));
-    splits = std::clamp<std::int64_t>(splits, 1, 65535);
-    const std::int64_t chunk = (slots + splits - 1) / splits;
-    return (slots + chunk - 1) / chunk;  // no empty split
-  };
-  const std::int64_t per_block = kBlock / plan.group;
-  const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
-  plan.columns = plan.group == 1 ? column_count(plan) : 1;
-  const std::int64_t column_blocks = (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns);
-  // Both kernels take the same splits (each output folds the same elements in the same
-  // order either way, so results do not depend on which kernel ran). With a columns kernel,
-  // the one that runs whenever the inputs are aligned, they are sized for about 2 of its
-  // blocks a multiprocessor: a thread keeps 8 rows of 16 bytes in flight whatever the type,
-  // so a block count is a byte count in flight. More blocks made it slower, not faster: the
-  // outer-axis sum over 16384^2 float32 ran at 0.91-0.96x copy with 272 blocks (132 SMs),
-  // 0.88x with 800 and 0.73x with 3168 (whole waves; ncu: 74% of DRAM peak), float16 0.93x,
-  // 0.88x and 0.53x (tools/bench/NOTES.md v21). Sized in blocks of the one-output kernel
-  // instead (v21), a float16 sum, with twice float32's outputs per byte, ran 144 blocks,
-  // too few bytes in flight for an H200: 0.83x against float32's 0.96x (NOTES v22).
-  plan.splits = plan.columns > 1 ? splits_for(column_blocks, static_cast<std::int64_t>(multiprocessors) * 2)
-                                 : splits_for(out_blocks, target_blocks);
-  plan.launch = LaunchConfig{};
-  plan.launch.block[0] = static_cast<unsigned>(kBlock);
-  plan.launch.grid[0] = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(out_blocks, max_blocks)));
-  plan.launch.grid[1] = static_cast<unsigned>(plan.splits);
-  if (plan.columns > 1) plan.columns_grid = std::max<std::int64_t>(1, std::min(column_blocks, max_blocks));
-}
-
-// Runs a plan whose arguments are known to match it (checked by launch(), or made from
-// them by operator()).
-std::vector<DeviceArray> launch_planned(const ReductionKernel& kernel, const detail::ReductionDefinition& def,
-                                        detail::HandleTable& handles, const detail::ReductionPlanData& plan,
-                                        ListView<Arg> inputs, ListView<ArrayRef> outputs_in,
-                                        const CallOptions& options) {
-  const auto& sig = def.signature;
-  const std::string& name = def.name;
-  // A plan's launch may take other scalar values than planning saw: range-checked again.
-  for (size_t k = 0; k < sig.in.size(); ++k) {
-    if (!inputs[k].is_array()) detail::check_scalar_range(name, sig.in[k].text, inputs[k].scalar(), plan.resolved.inputs[k]);
-  }
-  Engine& engine = detail::engine_of(options);
-  Device device = detail::device_for(name, engine, options.device, plan);
-  std::vector<DeviceArray> outputs = detail::outputs_for(device, plan, outputs_in);
-  if (plan.out_size == 0) return outputs;
-
-  // Kernel functions for this layout on this device (and the size of _type_reduce): the
-  // plan's own after its first launch here, else the kernel's memo.
+// The parameters of one pass (`group` threads per output), addresses zero.
+detail::PackedParams pack_pass(const ReductionCall& call, std::int64_t group, std::size_t* scratch_parameter) {
+  const auto& sig = call.def->signature;
+  const dsl::ReductionPlan& plan = call.plan;
   const Layout& layout = plan.layout;
-  const detail::LoadedFunctions* prepared = plan.prepared.find(engine.id(), device.ordinal());
-  if (!prepared) {
-    prepared = &detail::find_or_load(handles, *plan.entry, engine, device, layout, [&] {
+  const bool contiguous = layout.kind == LayoutKind::contiguous;
+  const int rank = layout.view_rank();
+  detail::ParamPack pack;
+  std::size_t in_index = 0, out_index = 0;
+  for (std::size_t k = 0; k < sig.in.size(); ++k) {
+    if (!call.inputs[k].is_array) {
+      detail::pack_scalar(pack, Scalar(), call.resolved.inputs[k]);
+    } else if (sig.in[k].raw) {
+      detail::pack_raw(pack, call.inputs[k].array, layout.index64);
+    } else {
+      const auto& view = plan.input_views[in_index++];
+      detail::pack_view(pack, 0, plan.out_size * plan.reduce_size, view.shape, view.strides, rank, layout.index64,
+                        contiguous);
+    }
+  }
+  for (std::size_t k = 0; k < sig.out.size(); ++k) {
+    if (sig.out[k].raw) {
+      detail::pack_raw(pack, plan.outputs[k], layout.index64);
+    } else {
+      const auto& view = plan.output_views[out_index++];
+      detail::pack_view(pack, 0, plan.out_size, view.shape, view.strides, rank, layout.index64, contiguous);
+    }
+  }
+  for (std::int64_t value : {plan.out_size, plan.reduce_size, group, plan.splits}) {
+    pack.begin(layout.index64 ? 8 : 4);
+    detail::pack_index(pack, value, layout.index64);
+  }
+  *scratch_parameter = sig.in.size() + sig.out.size() + 4;
+  pack.begin(8);
+  pack.field<std::uint64_t>(0);  // partial results of the splits
+  pack.begin(8);
+  pack.field<std::uint64_t>(0);  // their validity flags
+  return pack.snapshot();
+}
+
+std::shared_ptr<ReductionCall> make_call(const std::shared_ptr<const detail::ReductionDefinition>& definition,
+                                               detail::HandleTable& handles,
+                                               ListView<Arg> inputs, ListView<ArrayRef> outputs,
+                                               const CallOptions& options) {
+  const auto& def = *definition;
+  const auto& sig = def.signature;
+  // Usage errors first, without the GPU; then the geometry for the call's GPU.
+  detail::check_options(KernelKind::reduction, false, def.name, options);
+  detail::check_counts(def.name, sig.in, sig.out, inputs, outputs, true);
+  auto call = std::make_shared<ReductionCall>();
+  detail::init_plan(*call, KernelKind::reduction, def.name, options);
+  call->def = definition;
+  call->handles = &handles;
+  call->types = detail::call_types(inputs, outputs, options.bindings);
+  call->entry = &detail::type_entry(handles, detail::types_key(call->types),
+                                    [&] { return dsl::resolve_types(sig, call->types, def.name); });
+  call->resolved = call->entry->resolved;
+  call->inputs = detail::describe(inputs);
+  for (std::size_t k = 0; k < sig.in.size(); ++k) {
+    call->input_names.push_back(sig.in[k].name);
+    call->input_texts.push_back(sig.in[k].text);
+    call->scalar_types.push_back(inputs[k].is_array() ? std::nullopt : std::optional<DType>(call->resolved.inputs[k]));
+    if (!inputs[k].is_array()) detail::check_scalar_range(def.name, sig.in[k].text, inputs[k].scalar(), call->resolved.inputs[k]);
+  }
+  for (const auto& out : sig.out) call->output_names.push_back(out.name);
+  const std::vector<ArrayRef> given = detail::describe_outputs(outputs);
+  for (const auto& out : given) call->outputs_given.push_back({true, out, out.dtype});
+  call->plan = dsl::plan_reduction_shapes(def, call->resolved, call->inputs, given, options.axes, options.keepdims);
+  dsl::ReductionPlan& plan = call->plan;
+  call->shape = plan.in_shape;
+  call->axes = plan.axes;
+  call->outputs = plan.outputs;
+  call->reduce_size = plan.reduce_size;
+  call->empty = plan.out_size == 0;
+  if (!call->empty) {
+    call->multiprocessors = detail::multiprocessors_for(options);
+    dsl::plan_reduction_geometry(def.name, call->multiprocessors, plan);
+  } else {
+    call->multiprocessors = options.multiprocessors.value_or(0);
+  }
+  call->layout = plan.layout;
+  call->splits = plan.splits;
+  call->launch.block[0] = plan.block;
+  call->launch.grid[0] = plan.grid;
+  call->launch.grid[1] = static_cast<unsigned>(plan.splits);
+  call->describe_spans(sig.in, sig.out);
+  if (!call->empty) {
+    call->main_packed = pack_pass(*call, plan.group, &call->partials_parameter);
+    if (plan.splits > 1) call->finish_packed = pack_pass(*call, plan.finish_group, &call->partials_parameter);
+  }
+  return call;
+}
+
+std::shared_ptr<const detail::CallPlan> ReductionCall::replan(ListView<Arg> inputs, ListView<ArrayRef> outputs) const {
+  auto call = make_call(def, *handles, inputs, outputs, options);
+  call->keep_alive = keep_alive;
+  return call;
+}
+
+void ReductionCall::launch_matched(ListView<Arg> inputs, ListView<ArrayRef> outputs, StreamRef stream,
+                                   const Device& device) const {
+  const auto& sig = def->signature;
+  // Kernel functions for this layout on this device (and the size of _type_reduce): the
+  // plan's own after its first launch, else the kernel's memo.
+  const detail::LoadedFunctions* loaded = prepared.get(engine->id());
+  if (!loaded) {
+    loaded = &detail::find_or_load(*handles, *entry, *engine, device, layout, [&] {
       try {
-        return engine.load(codegen::reduction_variant(def, plan.types, plan.resolved, layout),
-                           [&] { return kernel.program(plan.types, layout); }, device);
+        return engine->load(codegen::reduction_variant(*def, types, resolved, layout),
+                            [&] { return codegen::render_reduction(*def, types, resolved, layout); }, device);
       } catch (const Error& error) {
-        throw detail::load_error(error, name, plan.types, plan.resolved, layout);
+        throw detail::load_error(error, kernel, types, resolved, layout);
       }
-    }, [&](const Engine::Loaded& loaded) {
+    }, [&](const Engine::Loaded& module) {
       detail::LoadedFunctions picked;
-      picked.functions = {loaded.module.function(name), loaded.module.function(name + "_finish")};
+      picked.functions = {module.module.function(kernel), module.module.function(kernel + "_finish")};
       if (layout.kind == LayoutKind::generic) {
         // NOTE [ reduction columns ]: codegen adds the kernel when the inputs' items allow it.
         try {
-          picked.functions.push_back(loaded.module.function(name + "_columns"));
+          picked.functions.push_back(module.module.function(kernel + "_columns"));
         } catch (const Error& error) {
           if (error.code() != ErrorCode::not_found) throw;
         }
       }
-      auto [address, bytes] = loaded.module.global("kernc_reduce_type_size");
+      auto [address, bytes] = module.module.global("kernc_reduce_type_size");
       unsigned int size = 0;
       device.copy_to_host(&size, address, std::min<std::size_t>(bytes, sizeof size));
       picked.reduce_type_size = size;
       return picked;
     });
-    plan.prepared.remember(engine.id(), device.ordinal(), prepared);
+    prepared.set(loaded);
   }
-  const detail::LoadedFunctions& fns = *prepared;
+  const detail::LoadedFunctions& fns = *loaded;
 
   // The columns kernel when the plan allows it and every input's address is aligned for it.
   bool by_columns = plan.columns > 1 && fns.functions.size() > 2;
   if (by_columns) {
     std::size_t view = 0;
-    for (size_t k = 0; k < sig.in.size() && by_columns; ++k) {
+    for (std::size_t k = 0; k < sig.in.size() && by_columns; ++k) {
       if (!inputs[k].is_array() || sig.in[k].raw) continue;
       by_columns = inputs[k].array().data % static_cast<std::uint64_t>(plan.column_alignments[view++]) == 0;
     }
   }
-  const std::int64_t out_size = plan.out_size, reduce_size = plan.reduce_size;
-  const std::int64_t splits = plan.splits;
-  const bool contiguous = layout.kind == LayoutKind::contiguous;
-  const int rank = layout.view_rank();
   DeviceBuffer partials, valid;
-  if (splits > 1) {
+  if (plan.splits > 1) {
     // Stream-ordered: freed on the call's stream after the two kernels, without a wait.
-    partials = device.allocate_on(options.stream, static_cast<std::size_t>(out_size * splits) * fns.reduce_type_size);
-    valid = device.allocate_on(options.stream, static_cast<std::size_t>(out_size * splits));
+    partials = device.allocate_on(stream, static_cast<std::size_t>(plan.out_size * plan.splits) * fns.reduce_type_size);
+    valid = device.allocate_on(stream, static_cast<std::size_t>(plan.out_size * plan.splits));
   }
-
-  // Each launch packs into its own ParamPack on the stack (no allocation per call).
-  auto pack_arguments = [&](detail::ParamPack* pack, std::int64_t group_value) {
-    size_t in_index = 0, out_index = 0;
-    for (size_t k = 0; k < sig.in.size(); ++k) {
-      if (!inputs[k].is_array()) {
-        detail::pack_scalar(*pack, inputs[k].scalar(), plan.resolved.inputs[k]);
-      } else if (sig.in[k].raw) {
-        detail::pack_raw(*pack, inputs[k].array(), layout.index64);
+  // Each pass restores its packed parameters and writes this call's addresses, scalars and
+  // scratch buffers in place (no allocation per call).
+  auto fill = [&](detail::ParamPack& pack, const detail::PackedParams& packed) {
+    pack.restore(packed);
+    for (std::size_t k = 0; k < sig.in.size(); ++k) {
+      if (inputs[k].is_array()) {
+        const std::uint64_t address = inputs[k].array().data;
+        std::memcpy(pack.parameter(k), &address, sizeof address);
       } else {
-        const auto& view = plan.input_views[in_index++];
-        detail::pack_view(*pack, inputs[k].array().data, out_size * reduce_size, view.shape, view.strides, rank,
-                          layout.index64, contiguous);
+        inputs[k].scalar().convert_to(resolved.inputs[k], pack.parameter(k));
       }
     }
-    for (size_t k = 0; k < sig.out.size(); ++k) {
-      if (sig.out[k].raw) {
-        detail::pack_raw(*pack, outputs[k].ref(), layout.index64);
-      } else {
-        const auto& view = plan.output_views[out_index++];
-        detail::pack_view(*pack, outputs[k].ref().data, out_size, view.shape, view.strides, rank, layout.index64,
-                          contiguous);
-      }
+    for (std::size_t k = 0; k < sig.out.size(); ++k) {
+      const std::uint64_t address = outputs[k].data;
+      std::memcpy(pack.parameter(sig.in.size() + k), &address, sizeof address);
     }
-    auto index = [&](std::int64_t v) {
-      pack->begin(layout.index64 ? 8 : 4);
-      detail::pack_index(*pack, v, layout.index64);
-    };
-    index(out_size);
-    index(reduce_size);
-    index(group_value);
-    index(splits);
-    pack->begin(8);
-    pack->field<std::uint64_t>(partials.address());
-    pack->begin(8);
-    pack->field<std::uint64_t>(valid.address());
+    const std::uint64_t scratch[2] = {partials.address(), valid.address()};
+    std::memcpy(pack.parameter(partials_parameter), &scratch[0], sizeof scratch[0]);
+    std::memcpy(pack.parameter(partials_parameter + 1), &scratch[1], sizeof scratch[1]);
   };
-
-  LaunchConfig config = plan.launch;
-  config.stream = options.stream;
-  if (by_columns) {
-    config.grid[0] = static_cast<unsigned>(plan.columns_grid);
-  }
+  LaunchConfig config = launch;
+  config.stream = stream;
+  if (by_columns) config.grid[0] = plan.columns_grid;
   {
-    detail::ParamPack main_args;
-    pack_arguments(&main_args, plan.group);
-    fns.functions[by_columns ? 2 : 0].launch(config, main_args.pointers());
+    detail::ParamPack pack;
+    fill(pack, main_packed);
+    fns.functions[by_columns ? 2 : 0].launch(config, pack.pointers());
   }
-  if (splits > 1) {
-    const std::int64_t max_blocks = static_cast<std::int64_t>(plan.multiprocessors) * 32;
-    const std::int64_t finish_group = pow2_at_least(std::min<std::int64_t>(splits, kBlock));
-    const std::int64_t finish_blocks = (out_size + (kBlock / finish_group) - 1) / (kBlock / finish_group);
+  if (plan.splits > 1) {
     LaunchConfig finish = config;
-    finish.grid[0] = static_cast<unsigned>(std::min(finish_blocks, max_blocks));
+    finish.grid[0] = plan.finish_grid;
     finish.grid[1] = 1;
-    detail::ParamPack finish_args;
-    pack_arguments(&finish_args, finish_group);
-    fns.functions[1].launch(finish, finish_args.pointers());
-  }
-  return outputs;
-}
-
-// CuPy's ReductionKernel call takes neither size= nor block_size= (a TypeError): refused
-// by the plan and the call alike, never ignored.
-void check_elementwise_only_options(const std::string& name, const std::optional<std::int64_t>& size,
-                                    const std::optional<unsigned>& block_size) {
-  if (size) throw Error(ErrorCode::invalid_argument, fmt::format("{}: size= is for elementwise kernels", name));
-  if (block_size) {
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("{}: block_size= is for elementwise kernels (a reduction picks its own blocks)", name));
+    detail::ParamPack pack;
+    fill(pack, finish_packed);
+    fns.functions[1].launch(finish, pack.pointers());
   }
 }
 
 }  // namespace
 
-ReductionPlan ReductionKernel::plan(ListView<Arg> inputs, const std::optional<std::vector<int>>& axes,
-                                    bool keepdims, ListView<ArrayRef> outputs,
-                                    const PlanOptions& options) const {
-  check_elementwise_only_options(name(), options.size, options.block_size);
-  auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
-  plan_geometry(*definition_, *data, options.multiprocessors);
-  ReductionPlan plan;
-  plan.data_ = std::move(data);
-  return plan;
+Call ReductionKernel::plan(ListView<Arg> inputs, ListView<ArrayRef> outputs, const CallOptions& options) const {
+  auto call = make_call(definition_, *handles_, inputs, outputs, options);
+  call->keep_alive = handles_;
+  return Call(std::move(call));
 }
 
-std::vector<DeviceArray> ReductionKernel::launch(const ReductionPlan& planned, ListView<Arg> inputs,
-                                                 ListView<ArrayRef> outputs,
-                                                 const CallOptions& options) const {
-  const auto& def = *definition_;
-  if (!planned.valid()) throw Error(ErrorCode::invalid_argument, fmt::format("{}: launch of an empty plan", def.name));
-  check_counts(def, inputs, outputs, false);
-  detail::check_launch_arguments(def.name, *handles_, def.signature.in, def.signature.out, *planned.data_, inputs,
-                                 outputs);
-  return launch_planned(*this, def, *handles_, *planned.data_, inputs, outputs, options);
-}
-
-std::vector<DeviceArray> ReductionKernel::operator()(ListView<Arg> inputs,
-                                                     const std::optional<std::vector<int>>& axes, bool keepdims,
-                                                     ListView<ArrayRef> outputs,
+std::vector<DeviceArray> ReductionKernel::operator()(ListView<Arg> inputs, const std::optional<std::vector<int>>& axes,
+                                                     bool keepdims, ListView<ArrayRef> outputs,
                                                      const CallOptions& options) const {
-  // Usage errors first, without the GPU; then the geometry for the call's device.
-  check_elementwise_only_options(name(), options.size, options.block_size);
-  check_counts(*definition_, inputs, outputs, false);
-  auto data = plan_shapes(*this, *definition_, *handles_, inputs, axes, keepdims, outputs, options.bindings);
-  Device device = detail::engine_of(options).device(options.device);
-  plan_geometry(*definition_, *data, device.multiprocessors());
-  return launch_planned(*this, *definition_, *handles_, *data, inputs, outputs, options);
+  CallOptions with_axes = options;
+  with_axes.axes = axes;
+  with_axes.keepdims = keepdims;
+  return detail::call_through_memo(handles_->recent, inputs, outputs, with_axes,
+                                   [&] { return make_call(definition_, *handles_, inputs, outputs, with_axes); });
 }
 
 }  // namespace kernc

@@ -276,6 +276,40 @@ const char* SpecKernel::kind() const {
   return kKinds[kernel.index()];
 }
 
+Call SpecKernel::plan(ListView<Arg> arguments, ListView<ArrayRef> outputs, const CallOptions& options) const {
+  struct Planner {
+    ListView<Arg> arguments;
+    ListView<ArrayRef> outputs;
+    const CallOptions& options;
+    Call operator()(const ElementwiseKernel& k) const { return k.plan(arguments, outputs, options); }
+    Call operator()(const ReductionKernel& k) const { return k.plan(arguments, outputs, options); }
+    Call raw(const std::string& name) const {
+      if (!outputs.empty()) {
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {}: a raw kernel's outputs are among its arguments; pass no outputs", name));
+      }
+      if (!options.launch) {
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {}: a raw kernel's call needs its LaunchConfig (CallOptions::launch)", name));
+      }
+      return Call();
+    }
+    Call operator()(const RawKernel& k) const {
+      raw(k.name());
+      return k.plan(*options.launch, arguments, options);
+    }
+    Call operator()(const RawModule& k) const {
+      raw(k.name());
+      if (options.function.empty()) {
+        throw Error(ErrorCode::invalid_argument,
+                    fmt::format("kernel {} is a raw_module: name the function to call (CallOptions::function)", k.name()));
+      }
+      return k.plan(options.function, *options.launch, arguments, options);
+    }
+  };
+  return std::visit(Planner{arguments, outputs, options}, kernel);
+}
+
 std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types) {
   bool array_input = false, array_output = false;
   const auto& in = kernel.in_params();

@@ -68,7 +68,7 @@ export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float64
 expect_contains "$ERR" "type placeholder T is float32 (from x) but y is an array of float64"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --axis 1
-expect_contains "$ERR" "--axis is for reduction kernels; kernel saxpy is elementwise"
+expect_contains "$ERR" "kernel saxpy: axes= is for reduction kernels; this is an elementwise kernel"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --grid 4
 expect_contains "$ERR" "--grid is for raw kernels"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=ones:5:float32 --in y=ones:5:float32 --out q=q.npy
@@ -127,7 +127,7 @@ expect_contains "$ERR" "kernel saxpy: block_size 2000 is outside 1..1024 (thread
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --block 32,2
 expect_contains "$ERR" "an elementwise kernel's block is one extent"
 expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --arg ones:5:float32 --block 64
-expect_contains "$ERR" "--block is for elementwise and raw kernels; kernel sum_of_squares is reduction"
+expect_contains "$ERR" "kernel sum_of_squares: block_size= is for elementwise kernels"
 # --global: raw modules only, NAME=SOURCE.
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --global a=1
 expect_contains "$ERR" "--global is for raw_module kernels; kernel saxpy is elementwise"
@@ -170,7 +170,7 @@ expect_contains "$ERR" "--axis None: NumPy's axis=None, every axis, is the defau
 expect_exit 2 kernc run "$SPEC" --kernel sum_of_squares --arg random:4x5:float32 --axis '(0)'
 expect_contains "$ERR" "expected axes joined by commas, e.g. 1 or 0,-1, or '()' for none"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --axis '()'
-expect_contains "$ERR" "--axis is for reduction kernels; kernel saxpy is elementwise"
+expect_contains "$ERR" "kernel saxpy: axes= is for reduction kernels; this is an elementwise kernel"
 
 TEST "@NAME shares an argument's device buffer (in-place calls); its errors exit 2 before the GPU"
 export KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1

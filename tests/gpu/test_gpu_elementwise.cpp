@@ -171,7 +171,7 @@ TEST_CASE("ElementwiseKernel::operator() loops past one pass of the largest grid
   const auto dy = upload(DType::float32, {n}, y);
   CallOptions one_thread;
   one_thread.block_size = 1;
-  PlanOptions plan_options;
+  CallOptions plan_options;
   plan_options.block_size = 1;
   plan_options.multiprocessors = device().multiprocessors();
   struct Case {
@@ -184,7 +184,7 @@ TEST_CASE("ElementwiseKernel::operator() loops past one pass of the largest grid
                         {"x[::2]", dx.ref().sliced(0, 0, 2 * n, 2), 2, LayoutKind::strided}};
   for (const auto& c : cases) {
     INFO(c.what);
-    const ElementwisePlan plan = kernel.plan({c.view, dy}, {}, plan_options);
+    const Call plan = kernel.plan({c.view, dy}, {}, plan_options);
     CHECK(plan.layout().kind == c.kind);
     CHECK(plan.launch_config().grid[0] == max_grid);
     std::vector<double> want(static_cast<std::size_t>(n)), scale(want.size());
@@ -543,12 +543,12 @@ TEST_CASE("ElementwiseKernel::operator() reads inputs transposed against the out
   SUBCASE("a batch of transposes (rank 3) with i, through a kept plan re-launched on new data") {
     const std::int64_t batch = 5, m = 40, k = 70;
     const ElementwiseKernel kernel("T x, T y", "T z", "z = x + y * (T)(i % 1000)", "gpu_tiled_batch_i");
-    auto run_once = [&](const ElementwisePlan& plan) {
+    auto run_once = [&](const Call& plan) {
       const auto x = random.uniform<float>(batch * m * k);
       const auto y = random.uniform<float>(batch * m * k);
       const auto dx = upload(DType::float32, {batch, k, m}, x);  // passed as (batch, m, k)
       const auto dy = upload(DType::float32, {batch, m, k}, y);
-      auto z = kernel.launch(plan, {dx.ref().transposed({0, 2, 1}), dy});
+      auto z = plan.launch({dx.ref().transposed({0, 2, 1}), dy});
       const auto got = download<float>(z.at(0));
       std::vector<double> want(got.size()), scale(got.size());
       for (std::int64_t b = 0; b < batch; ++b) {
@@ -566,9 +566,9 @@ TEST_CASE("ElementwiseKernel::operator() reads inputs transposed against the out
     };
     const auto shape_x = ArrayRef::contiguous(std::uint64_t{4096}, DType::float32, {batch, k, m}).transposed({0, 2, 1});
     const auto shape_y = ArrayRef::contiguous(std::uint64_t{1 << 20}, DType::float32, {batch, m, k});
-    PlanOptions options;
+    CallOptions options;
     options.multiprocessors = device().multiprocessors();
-    const ElementwisePlan plan = kernel.plan({shape_x, shape_y}, {}, options);
+    const Call plan = kernel.plan({shape_x, shape_y}, {}, options);
     CHECK(plan.layout().str() == "tiled3-i32");
     run_once(plan);
     run_once(plan);

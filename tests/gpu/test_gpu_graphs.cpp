@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpu_helpers.hpp"
-#include "kernc/plan.hpp"
+#include "kernc/call.hpp"
 
 namespace kernc::gpu_test {
 
@@ -26,17 +26,19 @@ TEST_CASE("a graph captured from a kept plan, a plain call and a split reduction
   auto z = DeviceArray::empty(gpu, DType::float32, {rows, cols});
   auto w = DeviceArray::empty(gpu, DType::float32, {rows, cols});
   auto s = DeviceArray::empty(gpu, DType::float32, {rows});
-  PlanOptions plan_options;
+  CallOptions plan_options;
   plan_options.multiprocessors = gpu.multiprocessors();
-  const ElementwisePlan plan = saxpy.plan({2.5f, x.ref(), y.ref()}, {z.ref()}, plan_options);
-  const ReductionPlan reduction = sum.plan({w.ref()}, std::vector<int>{1}, false, {s.ref()}, plan_options);
+  const Call plan = saxpy.plan({2.5f, x.ref(), y.ref()}, {z.ref()}, plan_options);
+  CallOptions by_row = plan_options;
+  by_row.axes = std::vector<int>{1};
+  const Call reduction = sum.plan({w.ref()}, {s.ref()}, by_row);
   CHECK(reduction.splits() > 1);  // its partials are stream-ordered scratch: graph memory nodes
 
   // Once outside the capture: loads the three kernels.
   auto launch_all = [&] {
-    saxpy.launch(plan, {2.5f, x.ref(), y.ref()}, {z.ref()}, on_stream);
+    plan.launch({2.5f, x.ref(), y.ref()}, {z.ref()}, stream);
     square({z.ref()}, {w.ref()}, on_stream);
-    sum.launch(reduction, {w.ref()}, {s.ref()}, on_stream);
+    reduction.launch({w.ref()}, {s.ref()}, stream);
   };
   launch_all();
   stream.synchronize();

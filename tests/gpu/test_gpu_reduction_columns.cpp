@@ -1,4 +1,4 @@
-// The reductions' columns kernel (NOTE [ reduction columns ], src/kernels/reduction_call.cpp):
+// The reductions' columns kernel (NOTE [ reduction columns ], src/dsl/reduction_plan.cpp):
 // outer and middle axes of float32, float16 (into a float32 sum), float64, int8 and int32
 // inputs, each reduced once from an aligned buffer (the columns kernel) and once from the
 // same elements one item further on (the one-output kernel): the two results must be the

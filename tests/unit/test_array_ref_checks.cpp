@@ -71,7 +71,9 @@ TEST_CASE("a kernel's plan refuses an overflowing view with the kernel's name") 
   const kernc::ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "checks_sum");
   ArrayRef big = view({std::int64_t{1} << 40, std::int64_t{1} << 40}, {4, 4});
   big.data = 0;
-  CHECK_THROWS_WITH_AS(sum.plan({big}, std::vector<int>{1}), doctest::Contains("checks_sum: shape"), Error);
+  kernc::CallOptions over_axis_1;
+  over_axis_1.axes = std::vector<int>{1};
+  CHECK_THROWS_WITH_AS(sum.plan({big}, {}, over_axis_1), doctest::Contains("checks_sum: shape"), Error);
 }
 
 #if KERNC_WITH_DLPACK

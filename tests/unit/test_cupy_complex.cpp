@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernc/kernels.hpp"
-#include "kernc/plan.hpp"
+#include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
-#include "kernc/plan.hpp"
+#include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
 
@@ -78,7 +78,7 @@ std::string error_of(const std::function<void()>& call) {
 
 TEST_CASE("CuPy port: size= with raw inputs allocates the outputs with shape (size,), raw outputs included") {
   using kernc::DType;
-  kernc::PlanOptions sized;
+  kernc::CallOptions sized;
   sized.size = 10;
   // cupy: ElementwiseKernel('raw T x', 'T y', 'y = x[_ind.size() - i - 1]')(x, size=10)
   ElementwiseKernel reverse("raw T x", "T y", "y = x[_ind.size() - i - 1]", "cupy_port_reverse");
@@ -148,13 +148,13 @@ TEST_CASE("CuPy port: a reduce_type the preamble defines (an argmax's value and 
 TEST_CASE("CuPy port: a reduction call refuses size= and block_size= (a TypeError in CuPy), never ignores them") {
   kernc::ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "cupy_port_sum");
   const std::vector<kernc::Arg> inputs = {kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float32, {8})};
-  kernc::PlanOptions with_size;
+  kernc::CallOptions with_size;
   with_size.size = 8;
-  kernc::PlanOptions with_block;
+  kernc::CallOptions with_block;
   with_block.block_size = 128;
   for (const auto& options : {with_size, with_block}) {
     try {
-      sum.plan(inputs, std::nullopt, false, {}, options);
+      sum.plan(inputs, {}, options);
       FAIL("planned");
     } catch (const Error& error) {
       CHECK(error.code() == ErrorCode::invalid_argument);
@@ -281,7 +281,7 @@ TEST_CASE("CuPy port: TestElementwiseKernelSize, every call of CuPy's matrix, pl
         outputs.push_back(arg.array());
       }
     }
-    kernc::PlanOptions options;
+    kernc::CallOptions options;
     if (call.size) options.size = 2;
     std::string message;
     try {
@@ -304,7 +304,7 @@ TEST_CASE("CuPy port: TestUserkernelManualBlockSize, block_size=0 is refused; 1 
   const std::vector<kernc::Arg> inputs = {kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float32, {2, 3, 4}),
                                           1.0f};
   for (unsigned bad : {0u, 1025u}) {
-    kernc::PlanOptions options;
+    kernc::CallOptions options;
     options.block_size = bad;
     try {
       add.plan(inputs, {}, options);
@@ -315,7 +315,7 @@ TEST_CASE("CuPy port: TestUserkernelManualBlockSize, block_size=0 is refused; 1 
     }
   }
   for (unsigned good : {1u, 7u, 1024u}) {
-    kernc::PlanOptions options;
+    kernc::CallOptions options;
     options.block_size = good;
     auto plan = add.plan(inputs, {}, options);
     CHECK(plan.launch_config().block[0] == good);

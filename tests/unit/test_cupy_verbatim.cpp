@@ -13,7 +13,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
-#include "kernc/plan.hpp"
+#include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
 
@@ -97,9 +97,11 @@ TEST_CASE("CuPy verbatim: an integer scalar out of its parameter's range is refu
   CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), true}); }) == "no error");
   // Reductions check their scalars as well.
   const ReductionKernel scaled_sum("T x, T s", "T y", "x * s", "a + b", "y = a", "0", "verbatim_scaled_sum");
-  CHECK(contains(error_of([&] { scaled_sum.plan({described(DType::int8, {4, 4}), 1000}, std::vector<int>{1}); }),
+  CallOptions rows;
+  rows.axes = std::vector<int>{1};
+  CHECK(contains(error_of([&] { scaled_sum.plan({described(DType::int8, {4, 4}), 1000}, {}, rows); }),
                  "the integer 1000 is out of bounds for int8 parameter \"T s\""));
-  CHECK(error_of([&] { scaled_sum.plan({described(DType::int8, {4, 4}), -100}, std::vector<int>{1}); }) == "no error");
+  CHECK(error_of([&] { scaled_sum.plan({described(DType::int8, {4, 4}), -100}, {}, rows); }) == "no error");
 }
 
 TEST_CASE("CuPy verbatim: a raw kernel's declared integer parameter refuses a scalar out of its range") {
@@ -121,7 +123,7 @@ TEST_CASE("CuPy verbatim: reduce_dims=False keeps extent-1 axes, so _ind indexes
   keep.reduce_dims = false;
   const ElementwiseKernel coords("T x", "int32 y", "y = _ind.get()[2]", "verbatim_coords", keep);
   const ElementwiseKernel reduced("T x", "int32 y", "y = _ind.get()[1]", "verbatim_coords_reduced");
-  ElementwisePlan plan = coords.plan({described(DType::float32, {2, 1, 3, 4})});
+  Call plan = coords.plan({described(DType::float32, {2, 1, 3, 4})});
   CHECK(plan.layout() == Layout{LayoutKind::strided, 4, false});
   // With reduce_dims (the default) the same array is one flat loop, as in CuPy.
   CHECK(reduced.plan({described(DType::float32, {2, 1, 3, 4})}).layout().kind == LayoutKind::contiguous);

@@ -2,7 +2,7 @@
 // a GPU (and a second one, with fewer multiprocessors), as in test_runtime_function.cpp, and
 // records each launch's parameters. The programs are really compiled (NVRTC, sm_90) into a
 // temporary cache; the fake accepts any image. Checks the hot path of NOTE [ kept plan ]
-// and NOTE [ call memo ] (src/kernels/elementwise_call.cpp): a plan's packed parameters
+// and NOTE [ call memo ] (src/kernels/call.cpp): a plan's packed parameters
 // with each call's addresses and scalars written in, the plans operator() remembers, and
 // the aliasing rules on the plan's byte spans.
 
@@ -181,15 +181,15 @@ struct FakeGpus {
 // kept plan of it on them (an H100's 132 multiprocessors).
 struct KeptSaxpy {
   explicit KeptSaxpy(FakeGpus& gpus)
-      : x(gpus.array(1000)), y(gpus.array(1000)), z(gpus.array(1000)), plan(saxpy.plan({2.0f, x, y}, {z}, h100())) {}
-  static PlanOptions h100() {
-    PlanOptions options;
+      : x(gpus.array(1000)), y(gpus.array(1000)), z(gpus.array(1000)), plan(saxpy.plan({2.0f, x, y}, {z}, h100(gpus))) {}
+  static CallOptions h100(const FakeGpus& gpus) {
+    CallOptions options = gpus.options;
     options.multiprocessors = 132;
     return options;
   }
   const ElementwiseKernel saxpy{"T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot"};
   DeviceArray x, y, z;
-  const ElementwisePlan plan;
+  const Call plan;
 };
 
 std::string error_of(const std::function<void()>& call) {
@@ -208,12 +208,12 @@ TEST_CASE("elementwise::launch of a kept plan packs each call's addresses and sc
   KeptSaxpy kept(gpus);
   const ElementwiseKernel& saxpy = kept.saxpy;
   const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
-  const ElementwisePlan& plan = kept.plan;
+  const Call& plan = kept.plan;
   REQUIRE(plan.layout().kind == LayoutKind::contiguous);
 
   DeviceArray x2 = gpus.array(1000), y2 = gpus.array(1000), z2 = gpus.array(1000);
-  saxpy.launch(plan, {2.0f, x, y}, {z}, gpus.options);
-  saxpy.launch(plan, {-0.5f, x2, y2}, {z2}, gpus.options);
+  plan.launch({2.0f, x, y}, {z});
+  plan.launch({-0.5f, x2, y2}, {z2});
   REQUIRE(gpus.first->launches.size() == 2);
   // Copies: later launches grow the vector and move its elements.
   const Launch one = gpus.first->launches[0];
@@ -298,9 +298,9 @@ TEST_CASE("elementwise::operator() remembers its plans: the same arguments launc
   const std::size_t launched = gpus.first->launches.size();
   DeviceArray empty = gpus.array(0);
   for (int k = 0; k < 2; ++k) CHECK(saxpy({1.0f, empty, empty}, {empty}, gpus.options).size() == 1);
-  PlanOptions plan_options;
+  CallOptions plan_options = gpus.options;
   plan_options.multiprocessors = 132;
-  saxpy.launch(saxpy.plan({1.0f, empty, empty}, {empty}, plan_options), {1.0f, empty, empty}, {empty}, gpus.options);
+  saxpy.plan({1.0f, empty, empty}, {empty}, plan_options).launch({1.0f, empty, empty}, {empty});
   CHECK(gpus.first->launches.size() == launched);
   // size= is an option of the plan: the same arrays with it are refused, as without a memo.
   CallOptions sized = gpus.options;
@@ -325,11 +325,11 @@ TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: anot
   CHECK(gpus.first->launches[0].grid == n / 1024);
   CHECK(gpus.second->launches[0].grid == n / 1024);
   CHECK(gpus.first->launches[1].grid == n / 1024);
-  // A kept plan for one GPU is refused on the other, naming both counts.
-  PlanOptions plan_options;
+  // A kept plan made for another multiprocessor count than its GPU's is refused, naming both.
+  CallOptions plan_options = on_second;
   plan_options.multiprocessors = 132;
-  const ElementwisePlan plan = saxpy.plan({1.0f, x, x}, {z}, plan_options);
-  CHECK(contains(error_of([&] { saxpy.launch(plan, {1.0f, x, x}, {z}, on_second); }),
+  const Call plan = saxpy.plan({1.0f, x, x}, {z}, plan_options);
+  CHECK(contains(error_of([&] { plan.launch({1.0f, x, x}, {z}); }),
                  "the plan is for a GPU with 132 multiprocessors; GPU 62 has 80"));
 }
 
@@ -338,16 +338,16 @@ TEST_CASE("elementwise::aliasing is checked on every launch of a plan: overlappi
   const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot");
   DeviceArray buffer = gpus.array(2000), y = gpus.array(1000);
   const ArrayRef head = buffer.ref().sliced(0, 0, 1000), shifted = buffer.ref().sliced(0, 1, 1001);
-  PlanOptions plan_options;
+  CallOptions plan_options = gpus.options;
   plan_options.multiprocessors = 132;
-  const ElementwisePlan plan = saxpy.plan({2.0f, head, y}, {head}, plan_options);
+  const Call plan = saxpy.plan({2.0f, head, y}, {head}, plan_options);
   // x is the very view of z: read in place.
-  saxpy.launch(plan, {2.0f, head, y}, {head}, gpus.options);
+  plan.launch({2.0f, head, y}, {head});
   REQUIRE(gpus.first->launches.size() == 1);
   CHECK(gpus.first->launches[0].field<std::uint64_t>(1) == head.data);
   // The same descriptions one element apart overlap without being the same view: x is copied first.
   const ArrayRef shifted_out = ArrayRef::contiguous(shifted.data, DType::float32, {1000});
-  saxpy.launch(plan, {2.0f, head, y}, {shifted_out}, gpus.options);
+  plan.launch({2.0f, head, y}, {shifted_out});
   REQUIRE(gpus.first->launches.size() == 3);
   CHECK(gpus.first->launches[1].function == "kernc_copy");
   CHECK(gpus.first->launches[1].field<std::uint64_t>(0) == head.data);
@@ -357,16 +357,16 @@ TEST_CASE("elementwise::aliasing is checked on every launch of a plan: overlappi
   CHECK(gpus.first->launches[2].field<std::uint64_t>(1) == copy);
   CHECK(gpus.first->launches[2].field<std::uint64_t>(3) == shifted_out.data);
   // Disjoint again: no copy.
-  saxpy.launch(plan, {2.0f, y, y}, {head}, gpus.options);
+  plan.launch({2.0f, y, y}, {head});
   REQUIRE(gpus.first->launches.size() == 4);
   CHECK(gpus.first->launches[3].field<std::uint64_t>(1) == y.ref().data);
 
   const ElementwiseKernel split("T x", "T y, T z", "y = x; z = x", "split_hot");
-  const ElementwisePlan two = split.plan({y}, {head, head}, plan_options);
-  CHECK(contains(error_of([&] { split.launch(two, {y}, {head, shifted_out}, gpus.options); }),
+  const Call two = split.plan({y}, {head, head}, plan_options);
+  CHECK(contains(error_of([&] { two.launch({y}, {head, shifted_out}); }),
                  "split_hot: outputs y and z overlap in memory"));
   DeviceArray w = gpus.array(1000);
-  split.launch(two, {y}, {head, w}, gpus.options);
+  two.launch({y}, {head, w});
   CHECK(gpus.first->launches.back().function == "split_hot");
 }
 
@@ -378,7 +378,6 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   KeptSaxpy kept(gpus);
   const ElementwiseKernel& saxpy = kept.saxpy;
   const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
-  const ElementwisePlan& plan = kept.plan;
   auto config_for = [](const std::string& cache_dir, const char* compile) {
     return Config::from_environment([&](const char* name) -> const char* {
       const std::string variable = name;
@@ -392,8 +391,11 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   Engine* first = new (storage) Engine(config_for(gpus.dir / "first", "auto"));
   CallOptions options = gpus.options;
   options.engine = first;
+  CallOptions plan_options = options;
+  plan_options.multiprocessors = 132;
+  const Call first_plan = saxpy.plan({2.0f, x, y}, {z}, plan_options);  // a plan through the first engine
   saxpy({2.0f, x, y}, {z}, options);
-  saxpy.launch(plan, {2.0f, x, y}, {z}, options);
+  first_plan.launch({2.0f, x, y}, {z});
   const std::uint64_t first_id = first->id();
   CHECK(first->loaded_modules() == 1);
   first->~Engine();
@@ -402,7 +404,9 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   CHECK(second->id() != first_id);
   options.engine = second;
   CHECK(contains(error_of([&] { saxpy({2.0f, x, y}, {z}, options); }), "and compiling is off"));
-  CHECK(contains(error_of([&] { saxpy.launch(plan, {2.0f, x, y}, {z}, options); }), "and compiling is off"));
+  // A plan outliving its engine must not be used (the engine is its own, and gone); a new
+  // engine at the dead one's address is still never handed the dead engine's functions.
+  CHECK(contains(error_of([&] { first_plan.launch({2.0f, x, y}, {z}); }), "and compiling is off"));
   CHECK(second->loaded_modules() == 0);
   second->~Engine();
 }
@@ -410,12 +414,11 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
 TEST_CASE("elementwise::launch_into packs what launch packs, into the caller's outputs, and allocates nothing") {
   FakeGpus gpus;
   KeptSaxpy kept(gpus);
-  const ElementwiseKernel& saxpy = kept.saxpy;
   const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
-  const ElementwisePlan& plan = kept.plan;
+  const Call& plan = kept.plan;
   DeviceArray x2 = gpus.array(1000), y2 = gpus.array(1000), z2 = gpus.array(1000);
-  saxpy.launch(plan, {0.25f, x2, y2}, {z2}, gpus.options);  // loads the module
-  saxpy.launch_into(plan, {0.25f, x2, y2}, {z2}, gpus.options);
+  plan.launch({0.25f, x2, y2}, {z2});  // loads the module
+  plan.launch_into({0.25f, x2, y2}, {z2});
   REQUIRE(gpus.first->launches.size() == 2);
   {
     const Launch &by_launch = gpus.first->launches[0], &by_launch_into = gpus.first->launches[1];
@@ -429,11 +432,11 @@ TEST_CASE("elementwise::launch_into packs what launch packs, into the caller's o
   }
   gpus.first->recording = false;
   const int before = kernc_test::thread_allocations();
-  for (int k = 0; k < 10; ++k) saxpy.launch_into(plan, {0.5f * k, x, y}, {z}, gpus.options);
+  for (int k = 0; k < 10; ++k) plan.launch_into({0.5f * k, x, y}, {z});
   CHECK(kernc_test::thread_allocations() - before == 0);
   CHECK(gpus.first->unrecorded_launches == 10);
   gpus.first->recording = true;
-  saxpy.launch_into(plan, {-3.0f, x, y}, {z}, gpus.options);
+  plan.launch_into({-3.0f, x, y}, {z});
   REQUIRE(gpus.first->launches.size() == 3);
   const Launch& last = gpus.first->launches[2];
   CHECK(last.field<float>(0) == -3.0f);
@@ -442,20 +445,20 @@ TEST_CASE("elementwise::launch_into packs what launch packs, into the caller's o
   CHECK(last.field<std::uint64_t>(3) == z.ref().data);
 
   // The checks launch() makes, and one of its own: the outputs are required.
-  CHECK(contains(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {}, gpus.options); }),
+  CHECK(contains(error_of([&] { plan.launch_into({2.0f, x, y}, {}); }),
                  "launch_into writes the caller's outputs, and none were given"));
   ArrayRef null_z = z.ref();
   null_z.data = 0;
-  CHECK(contains(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {null_z}, gpus.options); }),
+  CHECK(contains(error_of([&] { plan.launch_into({2.0f, x, y}, {null_z}); }),
                  "saxpy_hot: null data pointer"));
   DeviceArray short_z = gpus.array(999);
-  CHECK(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {short_z}, gpus.options); }) ==
-        error_of([&] { saxpy.launch(plan, {2.0f, x, y}, {short_z}, gpus.options); }));
-  CHECK(error_of([&] { saxpy.launch_into(plan, {2.0f, x, y}, {short_z}, gpus.options); }) != "no error");
+  CHECK(error_of([&] { plan.launch_into({2.0f, x, y}, {short_z}); }) ==
+        error_of([&] { plan.launch({2.0f, x, y}, {short_z}); }));
+  CHECK(error_of([&] { plan.launch_into({2.0f, x, y}, {short_z}); }) != "no error");
   // An input that is the very same view as the output is read before it is written: no copy.
   const std::size_t launches = gpus.first->launches.size();
   ArrayRef z_as_input = z.ref();
-  saxpy.launch_into(plan, {2.0f, x, z_as_input}, {z}, gpus.options);  // the very same view: no copy
+  plan.launch_into({2.0f, x, z_as_input}, {z});  // the very same view: no copy
   CHECK(gpus.first->launches.size() == launches + 1);
 }
 
@@ -466,13 +469,13 @@ TEST_CASE("elementwise::a kept plan's launch from braced lists allocates only th
   KeptSaxpy kept(gpus);
   const ElementwiseKernel& saxpy = kept.saxpy;
   const DeviceArray &x = kept.x, &y = kept.y, &z = kept.z;
-  const ElementwisePlan& plan = kept.plan;
-  saxpy.launch(plan, {2.0f, x, y}, {z}, gpus.options);  // the first launch loads the module
+  const Call& plan = kept.plan;
+  plan.launch({2.0f, x, y}, {z});  // the first launch loads the module
   saxpy({2.0f, x, y}, {z}, gpus.options);              // and the plain call plans once
   gpus.first->recording = false;
   const int before = kernc_test::thread_allocations();
   for (int k = 0; k < 10; ++k) {
-    const auto returned = saxpy.launch(plan, {0.5f * k, x, y}, {z}, gpus.options);
+    const auto returned = plan.launch({0.5f * k, x, y}, {z});
     CHECK(returned.size() == 1);
   }
   CHECK(kernc_test::thread_allocations() - before == 10);

@@ -224,9 +224,9 @@ int main(int argc, char** argv) {
     // each round in a rotated order, on a thread kept on one CPU; each measure is the median
     // over the rounds. Measured one path after another (v21), the host's drift between
     // loops moved the ratios by 0.3-1.5 us, more than kernc's own 0.4 us (NOTES v21).
-    PlanOptions plan_options;
+    CallOptions plan_options;
     plan_options.multiprocessors = device.multiprocessors();
-    const ElementwisePlan plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
+    const Call plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
     RawKernel raw("extern \"C\" __global__ void raw_saxpy(float a, const float* x, const float* y, float* z, int n) {\n"
                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = a * x[i] + y[i];\n}\n",
                   "raw_saxpy");
@@ -238,21 +238,33 @@ int main(int argc, char** argv) {
     LaunchConfig small;
     small.block[0] = 256;
     small.grid[0] = 4;
+    // A reduction of the same 1024 floats as 32 rows of 32 (one launch, no second pass),
+    // called and kept; the raw kernel's call kept as well.
+    const ArrayRef small_m = ArrayRef::contiguous(small_x.ref().data, DType::float32, {32, 32});
+    const ArrayRef small_rows = ArrayRef::contiguous(small_z.ref().data, DType::float32, {32});
+    CallOptions by_row = plan_options;
+    by_row.axes = std::vector<int>{1};
+    const Call reduction_plan = sum_sq.plan({small_m}, {small_rows}, by_row);
+    const Call raw_plan = raw.plan(small, {2.0f, small_x, small_x, small_z, small_n});
     const std::vector<std::function<void()>> call_paths = {
         [&] { saxpy({2.0f, small_x, small_x}, {small_z}); },
-        // The same call through a kept plan (include/kernc/plan.hpp): no type resolution,
+        // The same call through a kept plan (include/kernc/call.hpp): no type resolution,
         // broadcasting or loop planning per call, and the function taken from the plan.
-        [&] { saxpy.launch_into(plan, {2.0f, small_x, small_x}, {small_z}); },
+        [&] { plan.launch_into({2.0f, small_x, small_x}, {small_z}); },
         [&] { raw_fn.launch(small, args); },
         // The same raw kernel through RawKernel::operator(): argument checks against the
         // declaration, packing, and the launch entry found per call.
         [&] { raw(small, {2.0f, small_x, small_x, small_z, small_n}); },
         // launch(), which returns the outputs as arrays (one allocation, two reference counts).
-        [&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); },
+        [&] { plan.launch({2.0f, small_x, small_x}, {small_z}); },
+        [&] { sum_sq({small_m}, std::vector<int>{1}, false, {small_rows}); },
+        [&] { reduction_plan.launch_into({small_m}, {small_rows}); },
+        [&] { raw_plan.launch_into({2.0f, small_x, small_x, small_z, small_n}, {}); },
     };
     const std::vector<bench::CallCost> costs = bench::interleaved_call_costs(device, call_paths, 2000, 200, 15);
     const bench::CallCost &kernc_cost = costs[0], &plan_cost = costs[1], &raw_cost = costs[2],
-                          &raw_kernel_cost = costs[3], &plan_returning_cost = costs[4];
+                          &raw_kernel_cost = costs[3], &plan_returning_cost = costs[4], &reduction_cost = costs[5],
+                          &reduction_plan_cost = costs[6], &raw_plan_cost = costs[7];
     const double kernc_us = kernc_cost.steady_us, plan_us = plan_cost.steady_us, raw_us = raw_cost.steady_us;
     const double raw_kernel_us = raw_kernel_cost.steady_us;
 
@@ -447,6 +459,12 @@ int main(int argc, char** argv) {
     rows.push_back({"kept plan through launch() (returns outputs), per call", plan_returning_cost.steady_us, "us",
                     plan_returning_cost.steady_us / raw_us});
     rows.push_back({"RawKernel call, host time per call", raw_kernel_us, "us", raw_kernel_us / raw_us});
+    rows.push_back({"RawKernel kept call (launch_into), per call", raw_plan_cost.steady_us, "us",
+                    raw_plan_cost.steady_us / raw_us});
+    rows.push_back({"reduction call (32 x 32, axis 1), host time per call", reduction_cost.steady_us, "us",
+                    reduction_cost.steady_us / raw_us});
+    rows.push_back({"reduction launch_into of a kept plan, per call", reduction_plan_cost.steady_us, "us",
+                    reduction_plan_cost.steady_us / raw_us});
     rows.push_back({"raw cuLaunchKernel per call (same driver)", raw_us, "us", 1.0});
     rows.push_back({"elementwise call, host cost of a burst of 200", kernc_cost.burst_us, "us",
                     kernc_cost.burst_us / raw_cost.burst_us});

@@ -195,9 +195,9 @@ int main(int argc, char** argv) {
   auto small_x = DeviceArray::empty(device, DType::float32, {1024});
   auto small_z = DeviceArray::empty(device, DType::float32, {1024});
   ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy");
-  PlanOptions plan_options;
+  CallOptions plan_options;
   plan_options.multiprocessors = device.multiprocessors();
-  const ElementwisePlan plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
+  const Call plan = saxpy.plan({2.0f, small_x, small_x}, {small_z}, plan_options);
 
   RawKernel raw("extern \"C\" __global__ void raw_saxpy(float a, const float* x, const float* y, float* z, int n) {\n"
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = a * x[i] + y[i];\n}\n",
@@ -220,13 +220,13 @@ int main(int argc, char** argv) {
   results.push_back(measure("b RawKernel::operator()", n, driver,
                             [&] { raw(small, {2.0f, small_x, small_x, small_z, small_n}); }));
   results.push_back(measure("c ElementwiseKernel::launch(plan)", n, driver,
-                            [&] { saxpy.launch(plan, {2.0f, small_x, small_x}, {small_z}); }));
+                            [&] { plan.launch({2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("d ElementwiseKernel::operator()", n, driver,
                             [&] { saxpy({2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("b' RawKernel::operator() prebuilt", n, driver, [&] { raw(small, raw_args); }));
   results.push_back(measure("c' launch(plan) prebuilt", n, driver, [&] { saxpy.launch(plan, inputs, outputs); }));
   results.push_back(measure("c\" launch_into(plan)", n, driver,
-                            [&] { saxpy.launch_into(plan, {2.0f, small_x, small_x}, {small_z}); }));
+                            [&] { plan.launch_into({2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("d' operator() prebuilt", n, driver, [&] { saxpy(inputs, outputs); }));
   // e: kernc's part of bench.cpp's "warm-disk first call": the first call of a new kernel
   // object through a new Engine on the same cache directory, which finds the binary on

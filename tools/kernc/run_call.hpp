@@ -73,15 +73,14 @@ struct GlobalRead {
 
 struct RunPlan {
   const SpecKernel* entry = nullptr;
+  /// The library's plan of the call (SpecKernel::plan), made once from descriptions of the
+  /// arguments and launched by execute() as it is.
+  Call call;
   std::vector<Argument> inputs;           // in parameter order (raw: argument order)
   std::vector<Argument> given_outputs;    // elementwise/reduction outputs given with --in: all or none
   std::vector<std::string> output_names;  // elementwise/reduction: out_params order
   std::vector<bool> show;                 // raw: which arguments are shown after the launch
   std::map<std::string, std::string> out_files;
-  // Elementwise / reduction.
-  std::map<std::string, DType> bindings;
-  std::optional<std::vector<int>> axes;
-  std::optional<unsigned> block_size;  // elementwise --block
   // Raw.
   std::string function;
   LaunchConfig launch;
@@ -92,11 +91,12 @@ struct RunPlan {
 /// A usage error: exit 2.
 inline Error usage(const std::string& message) { return Error(ErrorCode::invalid_argument, message); }
 
-/// The run's plan from the command line: every usage error is raised here, before the GPU.
-RunPlan make_plan(const Spec& spec, const RunCommandOptions& options);
+/// The run's plan from the command line: every usage error is raised here, before any
+/// launch. `call` holds the engine, device and multiprocessor count the call is planned for.
+RunPlan make_plan(const Spec& spec, const RunCommandOptions& options, const CallOptions& call);
 
-/// Uploads the arguments, makes the first call (reporting what it cost), times --repeat
-/// launches and shows or writes the results. Returns the exit code.
+/// Uploads the arguments, launches the plan's call (reporting what the first launch cost),
+/// times --repeat launches and shows or writes the results. Returns the exit code.
 int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engine, const Device& device,
             RunReport& report);
 

@@ -1,13 +1,14 @@
 // kernc run SPEC --kernel NAME --in NAME=SOURCE ... : compile (through the cache), launch
 // and time one kernel of a spec file on made-up or .npy data, and show or save its outputs.
 //
-// Everything the command line says is checked before the GPU is touched (sources read or
-// made, parameter names matched, types resolved: run_plan.cpp), so that usage errors exit 2
-// on any machine; only then is the device opened (no usable GPU: exit 7) and the plan run
-// (run_execute.cpp).
+// Everything the command line says is checked before anything runs on the GPU (sources
+// read or made, parameter names matched, the call planned by the library: run_plan.cpp),
+// so that usage errors exit 2 on any machine, a machine without a usable GPU included
+// (then exit 7 after the plan); the plan is then run (run_execute.cpp).
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -38,15 +39,23 @@ int no_gpu(const std::string& reason) {
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   Config config = resolve_config(global);
   Spec spec = load_spec(options.spec);
-  RunPlan plan = make_plan(spec, options);  // every usage error is raised here, before the GPU
-
+  // The call is planned once, for the GPU it runs on (the launch geometry depends on its
+  // multiprocessors). Without a usable GPU it is still planned, for a typical GPU, so that
+  // usage errors exit 2 on any machine; then the run exits 7.
   Engine engine(config);
   Device device;
+  std::optional<std::string> gpu_missing;
   try {
     device = engine.device(options.device);
   } catch (const Error& error) {
-    return no_gpu(error.what());
+    gpu_missing = error.what();
   }
+  CallOptions call;
+  call.engine = &engine;
+  call.device = options.device;
+  call.multiprocessors = gpu_missing ? CallOptions::kDefaultMultiprocessors : device.multiprocessors();
+  RunPlan plan = make_plan(spec, options, call);  // every usage error is raised here
+  if (gpu_missing) return no_gpu(*gpu_missing);
   try {
     RunReport report;
     report.json = options.format == "json";

@@ -188,43 +188,22 @@ int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engin
   report.doc["setup"] = {{"upload_bytes", upload_bytes}, {"upload_ms", upload_ms}};
   std::fflush(stdout);
 
+  // A raw module's globals and --read-global go through the module, on the call's GPU.
   CallOptions call;
   call.engine = &engine;
   call.device = device.ordinal();
-  call.bindings = plan.bindings;
-  if (options.size >= 0 && std::holds_alternative<ElementwiseKernel>(entry.kernel)) call.size = options.size;
-  call.block_size = plan.block_size;
 
-  // One launch; the first one (outputs empty) allocates the outputs, later ones reuse them.
+  // One launch of the plan; the first one allocates the outputs the plan allocates, later
+  // ones write into those.
   std::vector<DeviceArray> results;
-  bool raised_shared_limit = false;
   auto launch = [&]() {
     std::vector<ArrayRef> outs;
     for (const auto& r : results) outs.push_back(r.ref());
     if (outs.empty()) {
       for (const auto& o : given_outputs) outs.push_back(o.array());
     }
-    if (const auto* k = std::get_if<ElementwiseKernel>(&entry.kernel)) {
-      auto made = (*k)(inputs, outs, call);
-      if (results.empty()) results = std::move(made);
-    } else if (const auto* r = std::get_if<ReductionKernel>(&entry.kernel)) {
-      auto made = (*r)(inputs, plan.axes, options.keepdims, outs, call);
-      if (results.empty()) results = std::move(made);
-    } else {
-      if (plan.launch.shared_bytes > 48 * 1024 && !raised_shared_limit) {
-        // Above 48 KiB the kernel must opt in (once: it is the function's attribute).
-        Function function = std::holds_alternative<RawKernel>(entry.kernel)
-                                ? std::get<RawKernel>(entry.kernel).function(call)
-                                : std::get<RawModule>(entry.kernel).get_function(plan.function, call);
-        function.set_max_dynamic_shared_bytes(static_cast<int>(plan.launch.shared_bytes));
-        raised_shared_limit = true;
-      }
-      if (const auto* k = std::get_if<RawKernel>(&entry.kernel)) {
-        (*k)(plan.launch, inputs, call);
-      } else {
-        std::get<RawModule>(entry.kernel).launch(plan.function, plan.launch, inputs, call);
-      }
-    }
+    auto made = plan.call.launch(inputs, outs);
+    if (results.empty()) results = std::move(made);
   };
 
   // A raw module's globals, written before its first launch (getting one compiles and
@@ -279,7 +258,7 @@ int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engin
   // array input --out names (to keep generated data).
   std::vector<std::pair<std::string, DeviceArray>> shown;
   double bytes = 0;
-  const bool raw = std::holds_alternative<RawKernel>(entry.kernel) || std::holds_alternative<RawModule>(entry.kernel);
+  const bool raw = plan.call.kind() == KernelKind::raw;
   for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
     if (!uploaded[k]) continue;
     bytes += static_cast<double>(plan.inputs[k].value.nbytes());

@@ -1,6 +1,6 @@
-// kernc run: the plan of one run from its command line, made without a GPU. The library
-// plans the call itself (ElementwiseKernel/ReductionKernel::plan, RawKernel::parameters):
-// this file only matches the command line's names and sources to parameters.
+// kernc run: the plan of one run from its command line. This file matches the command
+// line's names and sources to parameters; the library plans the call itself
+// (SpecKernel::plan), once, and execute() launches that plan.
 
 #include <algorithm>
 #include <functional>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli_context.hpp"
-#include "kernc/plan.hpp"
+#include "kernc/call.hpp"
 #include "run_call.hpp"
 
 namespace kernc::cli {
@@ -205,23 +205,15 @@ void resolve_shared(const std::vector<Slot>& slots, bool positions, const std::s
   for (std::size_t k = 0; k < slots.size(); ++k) resolve(k);
 }
 
+// The options only the command line has (the library refuses the call's own options for a
+// kind that does not take them, naming them).
 void check_options_for(const RunCommandOptions& options, const SpecKernel& entry) {
-  const std::string kind = entry.kind();
-  const bool raw = kind == "raw" || kind == "raw_module";
+  const bool module = std::holds_alternative<RawModule>(entry.kernel);
   auto refuse = [&](bool given, const char* option, const char* which) {
-    if (given) throw usage(fmt::format("{} is for {}; kernel {} is {}", option, which, entry.name(), kind));
+    if (given) throw usage(fmt::format("{} is for {}; kernel {} is {}", option, which, entry.name(), entry.kind()));
   };
-  refuse(!raw && !options.grid.empty(), "--grid", "raw kernels");
-  refuse(kind == "reduction" && !options.block.empty(), "--block", "elementwise and raw kernels");
-  refuse(!raw && options.shared != 0, "--shared", "raw kernels");
-  refuse(!raw && options.cooperative, "--cooperative", "raw kernels");
-  refuse(kind != "raw_module" && !options.function.empty(), "--function", "raw_module kernels");
-  refuse(kind != "raw_module" && !options.globals.empty(), "--global", "raw_module kernels");
-  refuse(kind != "raw_module" && !options.read_globals.empty(), "--read-global", "raw_module kernels");
-  refuse(kind != "reduction" && !options.axis.empty(), "--axis", "reduction kernels");
-  refuse(kind != "reduction" && options.keepdims, "--keepdims", "reduction kernels");
-  refuse(raw && !options.bindings.empty(), "--bind", "elementwise and reduction kernels");
-  refuse(kind == "reduction" && options.size >= 0, "--size", "elementwise and raw kernels");
+  refuse(!module && !options.globals.empty(), "--global", "raw_module kernels");
+  refuse(!module && !options.read_globals.empty(), "--read-global", "raw_module kernels");
 }
 
 std::map<std::string, std::string> parse_out_files(const RunCommandOptions& options) {
@@ -242,13 +234,9 @@ Arg describe(const SourceValue& value) {
 
 // Elementwise and reduction kernels: parameters by name, types resolved as the call will.
 template <class Kernel>
-void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPlan& plan) {
+void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, const CallOptions& call, RunPlan& plan) {
   const Params sig{kernel.in_params(), kernel.out_params()};
   const std::string params = describe_params(sig);
-  for (const auto& text : options.bindings) {
-    auto [letter, dtype] = split_assignment(text, "--bind", "LETTER=DTYPE, e.g. --bind T=float32");
-    plan.bindings[letter] = parse_dtype_name(dtype, "--bind " + text);
-  }
   std::vector<std::optional<Argument>> inputs(sig.in.size()), outputs(sig.out.size());
   // Arguments by name (--in NAME=SOURCE) or in order (--arg SOURCE: the inputs, then
   // optionally every output, as in a CuPy call).
@@ -316,7 +304,7 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
   }
   resolve_shared(slots, false, fmt::format("kernel {} ({})", kernel.name(), params));
   CallTypes types;
-  types.bindings = plan.bindings;
+  types.bindings = call.bindings;
   for (auto& in : inputs) {
     types.inputs.push_back(in->value.is_array ? ArgType::array(in->value.dtype) : ArgType::scalar_of(in->value.dtype));
     plan.inputs.push_back(std::move(*in));
@@ -347,26 +335,6 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, RunPl
       throw usage(fmt::format("--out {}={}: {} is neither an output nor an array input of kernel {} ({})", name, path,
                               name, kernel.name(), params));
     }
-  }
-  // The library's own plan of the call, on descriptions of the arguments: every check the
-  // call makes (broadcasting, output shapes, axes, size=) fails here, before the GPU.
-  if (!options.axis.empty()) plan.axes = parse_axes(options.axis);
-  std::vector<Arg> described;
-  for (const auto& in : plan.inputs) described.push_back(describe(in.value));
-  std::vector<ArrayRef> described_outputs;
-  for (const auto& out : plan.given_outputs) described_outputs.push_back(describe(out.value).array());
-  PlanOptions plan_options;
-  plan_options.bindings = plan.bindings;
-  try {
-    if constexpr (std::is_same_v<Kernel, ReductionKernel>) {
-      kernel.plan(described, plan.axes, options.keepdims, described_outputs, plan_options);
-    } else {
-      if (options.size >= 0) plan_options.size = options.size;
-      if (!options.block.empty()) plan.block_size = plan_options.block_size = parse_block_size(options.block);
-      kernel.plan(described, described_outputs, plan_options);
-    }
-  } catch (const Error& error) {
-    throw with_context(error, "kernel " + kernel.name(), kernel.name() + ": ");
   }
 }
 
@@ -498,6 +466,33 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
   plan.launch.cooperative = options.cooperative;
 }
 
+// The call's options from the command line; what a kind does not take is refused by the
+// library's planner.
+CallOptions call_options(const RunCommandOptions& options, const CallOptions& base) {
+  CallOptions call = base;
+  for (const auto& text : options.bindings) {
+    auto [letter, dtype] = split_assignment(text, "--bind", "LETTER=DTYPE, e.g. --bind T=float32");
+    call.bindings[letter] = parse_dtype_name(dtype, "--bind " + text);
+  }
+  if (!options.axis.empty()) call.axes = parse_axes(options.axis);
+  call.keepdims = options.keepdims;
+  return call;
+}
+
+// Elementwise and reduction kernels take --size and --block as the call's size= and
+// block_size=; a raw kernel's launch configuration is made of --grid, --block, --shared,
+// --cooperative (and --size sizes its default grid).
+void dsl_launch_options(const RunCommandOptions& options, const SpecKernel& entry, CallOptions& call) {
+  auto refuse = [&](bool given, const char* option) {
+    if (given) throw usage(fmt::format("{} is for raw kernels; kernel {} is {}", option, entry.name(), entry.kind()));
+  };
+  refuse(!options.grid.empty(), "--grid");
+  refuse(options.shared != 0, "--shared");
+  refuse(options.cooperative, "--cooperative");
+  if (options.size >= 0) call.size = options.size;
+  if (!options.block.empty()) call.block_size = parse_block_size(options.block);
+}
+
 // --read-global NAME[:DTYPE[:SHAPE]][=FILE.npy]. NAME may be a C++ name with "::"
 // (a name expression): its end is the first ':' that is not half of a "::".
 GlobalRead parse_read_global(const std::string& text, const std::vector<Argument>& globals) {
@@ -560,20 +555,44 @@ GlobalRead parse_read_global(const std::string& text, const std::vector<Argument
 
 }  // namespace
 
-RunPlan make_plan(const Spec& spec, const RunCommandOptions& options) {
+RunPlan make_plan(const Spec& spec, const RunCommandOptions& options, const CallOptions& base) {
   RunPlan plan;
   plan.entry = &find_kernel(spec, options.kernel);
-  check_options_for(options, *plan.entry);
+  const SpecKernel& entry = *plan.entry;
+  check_options_for(options, entry);
   if (options.print && options.format == "json") {
     throw usage("--print shows elements as text; with --format json, write outputs with --out NAME=FILE.npy");
   }
   plan.out_files = parse_out_files(options);
-  if (const auto* k = std::get_if<ElementwiseKernel>(&plan.entry->kernel)) {
-    plan_dsl_call(*k, options, plan);
-  } else if (const auto* r = std::get_if<ReductionKernel>(&plan.entry->kernel)) {
-    plan_dsl_call(*r, options, plan);
+  CallOptions call = call_options(options, base);
+  // Arguments are matched to parameters by name or position: a raw kernel's come from its
+  // declaration, the others' from their in_params and out_params.
+  if (const auto* k = std::get_if<ElementwiseKernel>(&entry.kernel)) {
+    dsl_launch_options(options, entry, call);
+    plan_dsl_call(*k, options, call, plan);
+  } else if (const auto* r = std::get_if<ReductionKernel>(&entry.kernel)) {
+    dsl_launch_options(options, entry, call);
+    plan_dsl_call(*r, options, call, plan);
   } else {
-    plan_raw_call(*plan.entry, options, plan);
+    plan_raw_call(entry, options, plan);
+    call.launch = plan.launch;
+    if (std::holds_alternative<RawModule>(entry.kernel)) call.function = plan.function;
+  }
+  // The library's plan of the call, on descriptions of the arguments: every check the call
+  // makes (broadcasting, output shapes, axes, size=, the kind's options) fails here, before
+  // any launch; execute() launches this plan.
+  std::vector<Arg> described;
+  for (const auto& in : plan.inputs) described.push_back(describe(in.value));
+  std::vector<ArrayRef> described_outputs;
+  for (const auto& out : plan.given_outputs) described_outputs.push_back(describe(out.value).array());
+  try {
+    plan.call = entry.plan(described, described_outputs, call);
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::no_device || error.code() == ErrorCode::driver) throw;
+    // A message names its kernel once: a raw kernel's says "kernel NAME: ", the others' "NAME: ".
+    const std::string raw_label = "kernel " + entry.name() + ": ";
+    const bool raw_message = std::string(error.what()).rfind(raw_label, 0) == 0;
+    throw with_context(error, "kernel " + entry.name(), raw_message ? raw_label : entry.name() + ": ");
   }
   for (const auto& text : options.globals) {
     const auto assignment = split_assignment(text, "--global", "NAME=SOURCE, e.g. --global scale=2.5:float32");

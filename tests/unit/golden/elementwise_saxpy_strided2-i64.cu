@@ -3,7 +3,7 @@
 // Any layout through a multi-index. Like the contiguous kernel, each thread takes
 // _kUnroll elements per step, a block apart (each load of a warp reads neighbouring
 // elements, and one pass of the grid sweeps memory in order: NOTE [ one pass ],
-// src/kernels/elementwise_call.cpp), and loads all their inputs before using the first, to
+// src/dsl/elementwise_plan.cpp), and loads all their inputs before using the first, to
 // keep loads in flight; the multi-index steps without dividing (NOTE [ stepping the
 // multi-index ], kernc/array.cuh), in the loops' increments so that a `continue` in the
 // operation cannot skip it. A step past the grid's one pass (very large loops) sets the
