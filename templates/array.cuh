@@ -1,6 +1,7 @@
 // Loop shapes, indexers and array views: what generated kernels receive as parameters.
 // NOTE [ kernel parameter layout ]: the host packs these structs byte for byte
-// (src/codegen/layout.hpp names the same ranks and kMaxDims); change both together.
+// (src/runtime/param_pack.hpp packs them and names the same kMaxDims, as does Layout::kMaxDims
+// in include/kernc/signature.hpp); change them together.
 #pragma once
 
 namespace kernc {

@@ -32,7 +32,7 @@ TARGETS = {
     # Issue 33: reductions keep pre-packed plans as elementwise calls do.
     "reduction launch_into of a kept plan, per call": ("max", 1.15),
     "elementwise call, host time per call": ("max", 1.5),
-    # The same source compiled by kernc and by NVRTC called directly (bench/bare_nvrtc.hpp).
+    # The same source compiled by kernc and by NVRTC called directly (tools/bench/bare_nvrtc.hpp).
     # "compile of generated saxpy (NVRTC only)" against a hand-written one-line saxpy is
     # printed too, without a target: it measures the template's extra code, not kernc.
     "compile of generated saxpy, kernc / bare NVRTC": ("max", 1.2),
