@@ -21,6 +21,7 @@
 #include "kernc/limits.hpp"
 #include "kernc/log.hpp"
 #include "kernc/npy.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/program.hpp"
 #include "kernc/runtime.hpp"
 #include "kernc/scalar.hpp"

@@ -31,7 +31,13 @@
 
 namespace kernc {
 
+/// GPU `ordinal` of the global engine (Engine::global().device(ordinal)), for programs that
+/// need no engine of their own: with it, this header is enough to make arrays, define,
+/// plan and launch kernels. Throws kernc::Error(no_device) when there is no such GPU.
+KERNC_API Device device(int ordinal = 0);
+
 namespace detail {
+struct KernelAccess;
 struct ElementwiseDefinition;
 struct ReductionDefinition;
 struct HandleTable;
@@ -50,14 +56,6 @@ class KERNC_API ElementwiseKernel {
   const std::string& name() const noexcept;
   std::size_t input_count() const noexcept;
   std::size_t output_count() const noexcept;
-  /// Resolves every parameter's dtype for a call; throws kernc::Error(invalid_argument).
-  ResolvedTypes resolve(const CallTypes& types) const;
-  /// The one program this call shape uses (deterministic, so its cache key is too).
-  Program program(const CallTypes& types, const Layout& layout) const;
-  /// What program(types, layout) is made from, as text that names it within this build of
-  /// kernc: the key of the cache directory's variant index (Engine::load); empty when the
-  /// compile options name include directories.
-  std::string variant(const CallTypes& types, const Layout& layout) const;
   const std::vector<Parameter>& in_params() const noexcept;
   const std::vector<Parameter>& out_params() const noexcept;
   const std::string& operation() const noexcept;
@@ -81,6 +79,7 @@ class KERNC_API ElementwiseKernel {
   Call plan(ListView<Arg> inputs, ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 
  private:
+  friend struct detail::KernelAccess;  // the pipeline functions (kernc/pipeline.hpp)
   std::shared_ptr<const detail::ElementwiseDefinition> definition_;
   std::shared_ptr<detail::HandleTable> handles_;  // shared by copies, like the definition
 };
@@ -99,10 +98,6 @@ class KERNC_API ReductionKernel {
   std::size_t input_count() const noexcept;
   std::size_t output_count() const noexcept;
   bool has_identity() const noexcept;
-  ResolvedTypes resolve(const CallTypes& types) const;
-  Program program(const CallTypes& types, const Layout& layout) const;
-  /// As ElementwiseKernel::variant.
-  std::string variant(const CallTypes& types, const Layout& layout) const;
   const std::vector<Parameter>& in_params() const noexcept;
   const std::vector<Parameter>& out_params() const noexcept;
   const ReductionOptions& options() const noexcept;
@@ -123,6 +118,7 @@ class KERNC_API ReductionKernel {
   Call plan(ListView<Arg> inputs, ListView<ArrayRef> outputs = {}, const CallOptions& options = {}) const;
 
  private:
+  friend struct detail::KernelAccess;
   std::shared_ptr<const detail::ReductionDefinition> definition_;
   std::shared_ptr<detail::HandleTable> handles_;  // shared by copies, like the definition
 };
@@ -147,7 +143,6 @@ class KERNC_API RawKernel {
  public:
   RawKernel(std::string code, std::string name, CompileOptions options = {});
   const std::string& name() const noexcept { return name_; }
-  Program program() const;
   /// The loaded kernel function (compiling on first use): attributes, shared-memory limit.
   Function function(const CallOptions& options = {}) const;
   /// Launches with `config` (grid, block, dynamic shared memory, stream). Arrays pass
@@ -168,6 +163,7 @@ class KERNC_API RawKernel {
   void check_arguments(ListView<Arg> args) const;
 
  private:
+  friend struct detail::KernelAccess;
   std::string code_;
   std::string name_;
   CompileOptions options_;
@@ -235,9 +231,6 @@ class KERNC_API RawModule {
   std::vector<RawModuleBinary> binaries_for(const Target& device) const;
   const std::string& name() const noexcept { return name_; }
   const std::vector<std::string>& name_expressions() const noexcept { return name_expressions_; }
-  /// The program compiled from the code; throws kernc::Error(invalid_argument) for a module
-  /// made from binary files (there is nothing to compile).
-  Program program() const;
   /// A kernel by name, or by name expression (then its lowered name is used).
   Function get_function(const std::string& name, const CallOptions& options = {}) const;
   /// Device address and size of a __device__ or __constant__ global.
@@ -258,6 +251,7 @@ class KERNC_API RawModule {
   void check_arguments(const std::string& function, ListView<Arg> args) const;
 
  private:
+  friend struct detail::KernelAccess;
   RawModule() = default;
   std::string code_;
   CompileOptions options_;

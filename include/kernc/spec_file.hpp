@@ -13,6 +13,7 @@
 #include "kernc/cache.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/export.hpp"
 
 namespace kernc {
@@ -55,9 +56,6 @@ struct KERNC_API Spec {
 KERNC_API Spec parse_spec(const std::string& json_text, const std::string& base_dir);
 /// Reads and parses a spec file.
 KERNC_API Spec load_spec(const std::string& path);
-
-/// Every layout class a call of `kernel` can select (fewer when no parameter is a non-raw array).
-KERNC_API std::vector<Layout> reachable_layouts(const ElementwiseKernel& kernel, const CallTypes& types);
 
 /// One job's part of a precompile split over `count` CI jobs: the units (variant, target)
 /// are put in a fixed order that depends only on each unit's kernel, description and

@@ -12,6 +12,8 @@
 
 namespace kernc {
 
+Device device(int ordinal) { return Engine::global().device(ordinal); }
+
 const char* to_string(KernelKind kind) noexcept {
   switch (kind) {
     case KernelKind::elementwise: return "elementwise";

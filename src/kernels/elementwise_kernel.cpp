@@ -8,6 +8,8 @@
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
+#include "kernels/kernel_access.hpp"
 #include "kernc/limits.hpp"
 #include "kernels/handle_table.hpp"
 
@@ -54,16 +56,17 @@ const std::vector<Parameter>& ElementwiseKernel::out_params() const noexcept { r
 const ElementwiseOptions& ElementwiseKernel::options() const noexcept { return definition_->options; }
 const std::string& ElementwiseKernel::operation() const noexcept { return definition_->operation; }
 
-ResolvedTypes ElementwiseKernel::resolve(const CallTypes& types) const {
-  return dsl::resolve_types(definition_->signature, types, definition_->name);
+ResolvedTypes resolve(const ElementwiseKernel& kernel, const CallTypes& types) {
+  const auto& def = detail::KernelAccess::definition(kernel);
+  return dsl::resolve_types(def.signature, types, def.name);
 }
 
-Program ElementwiseKernel::program(const CallTypes& types, const Layout& layout) const {
-  return codegen::render_elementwise(*definition_, types, resolve(types), layout);
+Program program(const ElementwiseKernel& kernel, const CallTypes& types, const Layout& layout) {
+  return codegen::render_elementwise(detail::KernelAccess::definition(kernel), types, resolve(kernel, types), layout);
 }
 
-std::string ElementwiseKernel::variant(const CallTypes& types, const Layout& layout) const {
-  return codegen::elementwise_variant(*definition_, types, resolve(types), layout);
+std::string variant(const ElementwiseKernel& kernel, const CallTypes& types, const Layout& layout) {
+  return codegen::elementwise_variant(detail::KernelAccess::definition(kernel), types, resolve(kernel, types), layout);
 }
 
 }  // namespace kernc

@@ -14,6 +14,7 @@
 #include "kernels/call_support.hpp"
 #include "kernels/raw_module_file.hpp"
 #include "kernels/raw_state.hpp"
+#include "kernc/pipeline.hpp"
 
 namespace kernc {
 
@@ -265,7 +266,7 @@ CallOptions with_launch(const CallOptions& options, const LaunchConfig& config, 
 
 Function RawKernel::function(const CallOptions& options) const {
   return detail::launch_entry(
-             *state_, [this] { return program(); }, detail::same_name, code_, name_, false, options)
+             *state_, [this] { return kernc::program(*this); }, detail::same_name, code_, name_, false, options)
       .function;
 }
 
@@ -282,12 +283,12 @@ void RawKernel::operator()(const LaunchConfig& config, ListView<Arg> args, const
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
-  auto loaded = detail::load_raw(*state_, [this] { return program(); }, options);
+  auto loaded = detail::load_raw(*state_, [this] { return kernc::program(*this); }, options);
   return loaded.module.function(detail::lowered_name(loaded, name));
 }
 
 std::pair<std::uint64_t, std::size_t> RawModule::get_global(const std::string& name, const CallOptions& options) const {
-  auto loaded = detail::load_raw(*state_, [this] { return program(); }, options);
+  auto loaded = detail::load_raw(*state_, [this] { return kernc::program(*this); }, options);
   return loaded.module.global(detail::lowered_name(loaded, name));
 }
 

@@ -6,6 +6,8 @@
 #include "kernels/raw_state.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
+#include "kernels/kernel_access.hpp"
 #include "kernc/limits.hpp"
 
 namespace kernc {
@@ -44,7 +46,7 @@ RawKernel::RawKernel(std::string code, std::string name, CompileOptions options)
   state_->make_program = [name = name_, code = code_, options = options_] { return raw_program(name, code, options); };
 }
 
-Program RawKernel::program() const { return state_->make_program(); }
+Program program(const RawKernel& kernel) { return detail::KernelAccess::state(kernel).make_program(); }
 
 RawModule::RawModule(std::string code, CompileOptions options, std::vector<std::string> name_expressions,
                      std::string name)
@@ -97,14 +99,16 @@ std::vector<RawModuleBinary> RawModule::binaries_for(const Target& device) const
   return chosen;
 }
 
-Program RawModule::program() const {
-  if (is_binary()) {
+Program program(const RawModule& module) {
+  const detail::RawState& state = detail::KernelAccess::state(module);
+  if (state.files) {
     std::string paths;
-    for (const auto& binary : state_->files->binaries) paths += (paths.empty() ? "" : ", ") + binary.path;
-    throw Error(ErrorCode::invalid_argument,
-                fmt::format("RawModule {} is loaded from binary files ({}): it has no program to compile", name_, paths));
+    for (const auto& binary : state.files->binaries) paths += (paths.empty() ? "" : ", ") + binary.path;
+    throw Error(ErrorCode::invalid_argument, fmt::format("RawModule {} is loaded from binary files ({}): it has no "
+                                                         "program to compile",
+                                                         module.name(), paths));
   }
-  return state_->make_program();
+  return state.make_program();
 }
 
 }  // namespace kernc

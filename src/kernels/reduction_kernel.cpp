@@ -5,6 +5,8 @@
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
+#include "kernels/kernel_access.hpp"
 #include "kernc/limits.hpp"
 #include "kernels/handle_table.hpp"
 
@@ -67,16 +69,17 @@ const std::vector<Parameter>& ReductionKernel::out_params() const noexcept { ret
 const ReductionOptions& ReductionKernel::options() const noexcept { return definition_->options; }
 bool ReductionKernel::has_identity() const noexcept { return !definition_->identity.empty(); }
 
-ResolvedTypes ReductionKernel::resolve(const CallTypes& types) const {
-  return dsl::resolve_types(definition_->signature, types, definition_->name);
+ResolvedTypes resolve(const ReductionKernel& kernel, const CallTypes& types) {
+  const auto& def = detail::KernelAccess::definition(kernel);
+  return dsl::resolve_types(def.signature, types, def.name);
 }
 
-Program ReductionKernel::program(const CallTypes& types, const Layout& layout) const {
-  return codegen::render_reduction(*definition_, types, resolve(types), layout);
+Program program(const ReductionKernel& kernel, const CallTypes& types, const Layout& layout) {
+  return codegen::render_reduction(detail::KernelAccess::definition(kernel), types, resolve(kernel, types), layout);
 }
 
-std::string ReductionKernel::variant(const CallTypes& types, const Layout& layout) const {
-  return codegen::reduction_variant(*definition_, types, resolve(types), layout);
+std::string variant(const ReductionKernel& kernel, const CallTypes& types, const Layout& layout) {
+  return codegen::reduction_variant(detail::KernelAccess::definition(kernel), types, resolve(kernel, types), layout);
 }
 
 }  // namespace kernc

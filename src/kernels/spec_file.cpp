@@ -216,7 +216,7 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
                                get_string(kernel, "operation", where, true), name, options);
     });
     auto signatures = parse_signatures(kernel, where, k.input_count(), k.output_count());
-    for (const auto& types : signatures) wrap([&] { return k.resolve(types); });
+    for (const auto& types : signatures) wrap([&] { return kernc::resolve(k, types); });
     return SpecKernel{k, signatures};
   }
   if (kind == "reduction") {
@@ -236,7 +236,7 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
                              name, options);
     });
     auto signatures = parse_signatures(kernel, where, k.input_count(), k.output_count());
-    for (const auto& types : signatures) wrap([&] { return k.resolve(types); });
+    for (const auto& types : signatures) wrap([&] { return kernc::resolve(k, types); });
     return SpecKernel{k, signatures};
   }
   if (kind == "raw") {
@@ -343,13 +343,13 @@ std::vector<SpecVariant> Spec::variants() const {
                 layouts = Layout::reduction_classes();
               }
               for (const auto& layout : layouts) {
-                out.push_back({k.name(), format_call_signature(types) + " " + layout.str(), k.program(types, layout)});
+                out.push_back({k.name(), format_call_signature(types) + " " + layout.str(), kernc::program(k, types, layout)});
               }
             }
           } else if constexpr (std::is_same_v<K, RawModule>) {
-            if (!k.is_binary()) out.push_back({k.name(), entry.kind(), k.program()});  // binaries: nothing to compile
+            if (!k.is_binary()) out.push_back({k.name(), entry.kind(), kernc::program(k)});  // binaries: nothing to compile
           } else {
-            out.push_back({k.name(), entry.kind(), k.program()});
+            out.push_back({k.name(), entry.kind(), kernc::program(k)});
           }
         },
         entry.kernel);

@@ -9,6 +9,7 @@
 #include "kernc/config.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/version.hpp"
 
 int main() {
@@ -16,7 +17,7 @@ int main() {
     kernc::Config config = kernc::Config::from_environment();
     kernc::ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "saxpy");
     kernc::CallTypes types = kernc::parse_call_signature("scalar float32, float32, float32 -> float32");
-    kernc::Program program = saxpy.program(types, kernc::Layout{});
+    kernc::Program program = kernc::program(saxpy, types, kernc::Layout{});
     kernc::Target target = kernc::Target::parse("sm_90");
     auto compiler = kernc::load_compiler(target.backend(), config.compiler_paths());
     kernc::Cache cache(config.cache_config());

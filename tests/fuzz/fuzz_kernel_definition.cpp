@@ -8,6 +8,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> parts(4);
@@ -22,13 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     kernc::CallTypes types = kernc::parse_call_signature(parts[3]);
     kernc::ElementwiseKernel elementwise(parts[0], parts[1], parts[2], "fuzzed");
-    for (const auto& layout : kernc::Layout::elementwise_classes()) (void)elementwise.program(types, layout);
+    for (const auto& layout : kernc::Layout::elementwise_classes()) (void)kernc::program(elementwise, types, layout);
   } catch (const kernc::Error&) {
   }
   try {
     kernc::CallTypes types = kernc::parse_call_signature(parts[3]);
     kernc::ReductionKernel reduction(parts[0], parts[1], parts[2], "a + b", "y = a", "0", "fuzzed");
-    for (const auto& layout : kernc::Layout::reduction_classes()) (void)reduction.program(types, layout);
+    for (const auto& layout : kernc::Layout::reduction_classes()) (void)kernc::program(reduction, types, layout);
   } catch (const kernc::Error&) {
   }
   return 0;

@@ -21,6 +21,7 @@
 #include "kernc/cache.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
 
@@ -219,15 +220,15 @@ TEST_CASE("kernels: a scalar's own type does not make another program") {
     }
     return t;
   };
-  const Program reference = saxpy.program(types(kernc::DType::float32, 0), layout);
+  const Program reference = kernc::program(saxpy, types(kernc::DType::float32, 0), layout);
   for (kernc::DType scalar : {kernc::DType::float64, kernc::DType::int64, kernc::DType::int8, kernc::DType::bool_}) {
     CAPTURE(kernc::to_string(scalar));
-    CHECK(saxpy.program(types(scalar, 0), layout).source == reference.source);
-    CHECK(scaled.program(types(scalar, 1), layout).source ==
-          scaled.program(types(kernc::DType::float32, 1), layout).source);
+    CHECK(kernc::program(saxpy, types(scalar, 0), layout).source == reference.source);
+    CHECK(kernc::program(scaled, types(scalar, 1), layout).source ==
+          kernc::program(scaled, types(kernc::DType::float32, 1), layout).source);
   }
   // An explicit binding that agrees with the arrays changes nothing either.
   kernc::CallTypes bound = types(kernc::DType::float64, 0);
   bound.bindings["T"] = kernc::DType::float32;
-  CHECK(saxpy.program(bound, layout).source == reference.source);
+  CHECK(kernc::program(saxpy, bound, layout).source == reference.source);
 }

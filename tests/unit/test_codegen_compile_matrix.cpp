@@ -34,6 +34,7 @@
 #include "kernc/cache.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
 
@@ -98,14 +99,14 @@ void add_jobs(std::vector<Job>& jobs, const Target& target, const kernc::Compile
     auto elementwise = elementwise_for(dtype);
     for (const auto& layout : Layout::elementwise_classes()) {
       jobs.emplace_back(name + " elementwise " + layout.str() + " for " + target.str(),
-                        std::vector<std::string>{"matrix_add"}, elementwise.program(two, layout), target, compiler);
+                        std::vector<std::string>{"matrix_add"}, kernc::program(elementwise, two, layout), target, compiler);
     }
     CallTypes one;
     one.inputs = {ArgType::array(dtype)};
     auto reduction = reduction_for(dtype);
     for (const auto& layout : Layout::reduction_classes()) {
       jobs.emplace_back(name + " reduction " + layout.str() + " for " + target.str(),
-                        std::vector<std::string>{"matrix_sum", "matrix_sum_finish"}, reduction.program(one, layout),
+                        std::vector<std::string>{"matrix_sum", "matrix_sum_finish"}, kernc::program(reduction, one, layout),
                         target, compiler);
     }
   }

@@ -18,6 +18,7 @@
 
 #include "codegen/kernel_codegen.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "temp_dir.hpp"
 
 using kernc::ArgType;
@@ -95,8 +96,8 @@ CallTypes saxpy_float32() {
   return types;
 }
 
-Program saxpy_contiguous_i32() { return saxpy().program(saxpy_float32(), Layout::parse("contiguous-i32")); }
-Program saxpy_strided2_i64() { return saxpy().program(saxpy_float32(), Layout::parse("strided2-i64")); }
+Program saxpy_contiguous_i32() { return kernc::program(saxpy(), saxpy_float32(), Layout::parse("contiguous-i32")); }
+Program saxpy_strided2_i64() { return kernc::program(saxpy(), saxpy_float32(), Layout::parse("strided2-i64")); }
 
 // Raw and concrete parameters, a scalar, two outputs (one left to kernc), every snippet.
 Program lookup_generic_i32() {
@@ -112,14 +113,14 @@ Program lookup_generic_i32() {
   types.inputs = {ArgType::array(DType::float16), ArgType::array(DType::float16), ArgType::scalar_of(DType::float32),
                   ArgType::array(DType::int32)};
   types.outputs = {DType::float64, std::nullopt};
-  return kernel.program(types, Layout::parse("generic-i32"));
+  return kernc::program(kernel, types, Layout::parse("generic-i32"));
 }
 
 Program sum_of_squares_contiguous_i32() {
   kernc::ReductionKernel kernel("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_of_squares");
   CallTypes types;
   types.inputs = {ArgType::array(DType::int8)};
-  return kernel.program(types, Layout::parse("contiguous-i32"));
+  return kernc::program(kernel, types, Layout::parse("contiguous-i32"));
 }
 
 // No identity, reduce_type, a preamble, a scalar input, two outputs, multi-line snippets.
@@ -132,7 +133,7 @@ Program max_abs_generic_i64() {
   CHECK_FALSE(kernel.has_identity());
   CallTypes types;
   types.inputs = {ArgType::array(DType::float32), ArgType::scalar_of(DType::float64)};
-  return kernel.program(types, Layout{kernc::LayoutKind::generic, 0, true});
+  return kernc::program(kernel, types, Layout{kernc::LayoutKind::generic, 0, true});
 }
 
 struct GoldenCase {
@@ -210,7 +211,7 @@ TEST_CASE("codegen::render_reduction rejects strided layouts") {
   CallTypes types;
   types.inputs = {ArgType::array(DType::float32)};
   try {
-    kernel.program(types, Layout::parse("strided1-i32"));
+    kernc::program(kernel, types, Layout::parse("strided1-i32"));
     FAIL("no error");
   } catch (const kernc::Error& error) {
     CHECK(error.code() == kernc::ErrorCode::invalid_argument);
@@ -226,7 +227,7 @@ TEST_CASE("kernels::RawKernel::program is the code verbatim") {
   options.fast_math = true;
   options.defines["N"] = "4";
   kernc::RawKernel kernel(code, "fill", options);
-  Program program = kernel.program();
+  Program program = kernc::program(kernel);
   CHECK(kernel.name() == "fill");
   CHECK(program.name == "fill.cu");
   CHECK(program.source == code);
@@ -240,7 +241,7 @@ TEST_CASE("kernels::RawModule::program is the code verbatim and keeps the name e
   const std::string code = kernc::test::test_data("kernels.cu");
   const std::vector<std::string> expressions = {"scale<float>", "scale<double>", "saxpy"};
   kernc::RawModule module(code, {}, expressions, "my_module");
-  Program program = module.program();
+  Program program = kernc::program(module);
   CHECK(module.name() == "my_module");
   CHECK(module.name_expressions() == expressions);
   CHECK(program.name == "my_module.cu");
@@ -250,21 +251,21 @@ TEST_CASE("kernels::RawModule::program is the code verbatim and keeps the name e
 
   kernc::RawModule unnamed(code);
   CHECK(unnamed.name() == "module");
-  CHECK(unnamed.program().name == "module.cu");
-  CHECK(unnamed.program().name_expressions.empty());
+  CHECK(kernc::program(unnamed).name == "module.cu");
+  CHECK(kernc::program(unnamed).name_expressions.empty());
 }
 
 TEST_CASE("codegen: a call shape always gives the same program") {
   for (const auto& layout : Layout::elementwise_classes()) {
     CAPTURE(layout.str());
-    Program a = saxpy().program(saxpy_float32(), layout);
+    Program a = kernc::program(saxpy(), saxpy_float32(), layout);
     Program b =
-        kernc::ElementwiseKernel("T a, T x, T y", "T z", "z = a * x + y", "saxpy").program(saxpy_float32(), layout);
+        kernc::program(kernc::ElementwiseKernel("T a, T x, T y", "T z", "z = a * x + y", "saxpy"), saxpy_float32(), layout);
     CHECK(a.source == b.source);
     CHECK(kernc::canonical_bytes(a.options) == kernc::canonical_bytes(b.options));
     // ...and every layout class its own program.
     for (const auto& other : Layout::elementwise_classes()) {
-      if (!(other == layout)) CHECK(saxpy().program(saxpy_float32(), other).source != a.source);
+      if (!(other == layout)) CHECK(kernc::program(saxpy(), saxpy_float32(), other).source != a.source);
     }
   }
 }

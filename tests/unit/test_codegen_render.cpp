@@ -15,6 +15,7 @@
 #include "codegen/templates.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
 
@@ -194,7 +195,7 @@ TEST_CASE("codegen: generated programs keep their restore directives true to the
   types.inputs = {kernc::ArgType::array(kernc::DType::float32), kernc::ArgType::array(kernc::DType::float32)};
   for (const auto& layout : kernc::Layout::elementwise_classes()) {
     CAPTURE(layout.str());
-    auto program = kernel.program(types, layout);
+    auto program = kernc::program(kernel, types, layout);
     CHECK(program.name == "k.cu");
     auto lines = split_lines(program.source);
     int restores = 0;

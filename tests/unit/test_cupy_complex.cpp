@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
@@ -316,7 +317,7 @@ TEST_CASE("CuPy port: every complex function compiles for complex64 and complex1
   ElementwiseKernel all("T z, R a", "T w", kAllFunctions, "cupy_complex_all");
   for (const char* sig : {"complex64, float32 -> complex64", "complex128, float64 -> complex128"}) {
     CAPTURE(sig);
-    const auto program = all.program(kernc::parse_call_signature(sig), Layout{});
+    const auto program = kernc::program(all, kernc::parse_call_signature(sig), Layout{});
     const std::string ptx = compile_ptx(program);
     CHECK(contains(ptx, ".entry cupy_complex_all"));
     if (contains(sig, "complex128")) CHECK(contains(ptx, ".f64"));
@@ -327,7 +328,7 @@ TEST_CASE("CuPy port: every complex function compiles for complex64 and complex1
                            "w = sqrt(z) + log(z) + log10(z) + asin(z) + acos(z) + atan(z) + asinh(z) + acosh(z)"
                            " + atanh(z) + abs(z) * a + z * 2.0 + 2 * z + (z / 2.0) * norm(z)",
                            "cupy_complex_single");
-  const std::string ptx = compile_ptx(single.program(kernc::parse_call_signature("complex64, float32 -> complex64"), Layout{}));
+  const std::string ptx = compile_ptx(kernc::program(single, kernc::parse_call_signature("complex64, float32 -> complex64"), Layout{}));
   CHECK(contains(ptx, ".entry cupy_complex_single"));
   CHECK_MESSAGE(!contains(ptx, ".f64"), "complex64 code went through double");
 }
@@ -341,7 +342,7 @@ TEST_CASE("CuPy port: unqualified complex<float>, mixed real arithmetic and real
                          "y = c * 2.0f + 2.0f * c + c * x + x / c + c * 2 - 1.0f + exp(x) * c + abs(x) * abs(c);\n"
                          "y = y * 2.0",
                          "cupy_complex_unqualified");
-  const auto program = make.program(kernc::parse_call_signature("float32 -> complex64"), Layout{});
+  const auto program = kernc::program(make, kernc::parse_call_signature("float32 -> complex64"), Layout{});
   CHECK(contains(program.source, "kernc/complex.cuh"));
   const std::string ptx = compile_ptx(program);
   CHECK(contains(ptx, ".entry cupy_complex_unqualified"));
@@ -349,7 +350,7 @@ TEST_CASE("CuPy port: unqualified complex<float>, mixed real arithmetic and real
 
   ElementwiseKernel twice("T z", "T w", "w = z * 2.0 + 2.0 * z - z / 2.0 + (z == 1.0 ? 1.0 : 0.0)",
                           "cupy_complex_double_literal");
-  CHECK(contains(compile_ptx(twice.program(kernc::parse_call_signature("complex128 -> complex128"), Layout{})),
+  CHECK(contains(compile_ptx(kernc::program(twice, kernc::parse_call_signature("complex128 -> complex128"), Layout{})),
                  ".entry cupy_complex_double_literal"));
 
   // A reduction whose reduce type is named unqualified: the sum of |z|^2 as complex<float>.
@@ -358,7 +359,7 @@ TEST_CASE("CuPy port: unqualified complex<float>, mixed real arithmetic and real
   ReductionKernel sum("T z", "float32 y", "complex<float>(norm(z), 0)", "a + b", "y = abs(a)", "complex<float>(0, 0)",
                       "cupy_complex_reduce", options);
   const auto reduce_program =
-      sum.program(kernc::parse_call_signature("complex64 -> float32"), Layout::reduction_classes()[0]);
+      kernc::program(sum, kernc::parse_call_signature("complex64 -> float32"), Layout::reduction_classes()[0]);
   CHECK(contains(compile_ptx(reduce_program), ".entry cupy_complex_reduce"));
 }
 
@@ -367,7 +368,7 @@ TEST_CASE("CuPy port: every complex function compiles under HIPRTC for gfx90a") 
   ElementwiseKernel all("T z, R a", "T w", kAllFunctions, "cupy_complex_all_hip");
   for (const char* sig : {"complex64, float32 -> complex64", "complex128, float64 -> complex128"}) {
     CAPTURE(sig);
-    const auto compiled = kernc::test::hiprtc().compile(all.program(kernc::parse_call_signature(sig), Layout{}),
+    const auto compiled = kernc::test::hiprtc().compile(kernc::program(all, kernc::parse_call_signature(sig), Layout{}),
                                                         Target::parse("gfx90a"));
     CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
   }
@@ -398,7 +399,7 @@ TEST_CASE("complex.cuh: CuPy's log1p, log2, expm1, rint, min and max of complex 
   const ElementwiseKernel more("T z", "T w", "w = max(min(log1p(z), log2(z)), expm1(z)) + rint(z)", "cupy_complex_more");
   for (const char* sig : {"complex64 -> complex64", "complex128 -> complex128"}) {
     CAPTURE(sig);
-    const auto compiled = nvrtc().compile(more.program(kernc::parse_call_signature(sig), Layout{}), Target::parse("sm_90"));
+    const auto compiled = nvrtc().compile(kernc::program(more, kernc::parse_call_signature(sig), Layout{}), Target::parse("sm_90"));
     CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
   }
 }

@@ -11,6 +11,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
@@ -27,7 +28,7 @@ namespace {
 
 // Compiles `kernel` for `signature` (a call signature, see kernc/signature.hpp) on sm_90.
 void compile(const ElementwiseKernel& kernel, const std::string& signature) {
-  auto program = kernel.program(kernc::parse_call_signature(signature), Layout{});
+  auto program = kernc::program(kernel, kernc::parse_call_signature(signature), Layout{});
   auto compiled = nvrtc().compile(program, Target::parse("sm_90"));
   CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
 }
@@ -139,7 +140,7 @@ TEST_CASE("CuPy port: a reduce_type the preamble defines (an argmax's value and 
   kernc::ReductionKernel argmax("float32 x", "int64 y", "ValueIndex{x, (long long)_J}", "pick(a, b)", "y = a.index",
                                 "", "cupy_port_argmax", options);
   for (const auto& layout : Layout::reduction_classes()) {
-    auto program = argmax.program(kernc::parse_call_signature("float32 -> int64"), layout);
+    auto program = kernc::program(argmax, kernc::parse_call_signature("float32 -> int64"), layout);
     auto compiled = nvrtc().compile(program, Target::parse("sm_90"));
     CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
   }
@@ -201,7 +202,7 @@ TEST_CASE("CuPy port: a raw kernel may be named with a leading underscore or a m
   const std::string code = "__global__ void _scale(float* x) { x[threadIdx.x] *= 2; }\n";
   kernc::RawKernel underscored(code, "_scale");
   CHECK(underscored.parameters().has_value());
-  auto compiled = nvrtc().compile(underscored.program(), Target::parse("sm_90"));
+  auto compiled = nvrtc().compile(kernc::program(underscored), Target::parse("sm_90"));
   CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
   CHECK_NOTHROW(kernc::RawKernel(code, "_Z6_scalePf"));  // C++ linkage: the driver finds the mangled name
 }

@@ -9,6 +9,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/runtime.hpp"
 #include "temp_dir.hpp"
 
@@ -79,11 +80,11 @@ TEST_CASE("CuPy port: a RawKernel using <cuComplex.h> compiles under NVRTC as is
   for (const char* kernel : {"cucomplex_double", "cucomplex_float"}) {
     CAPTURE(kernel);
     const RawKernel raw(kCuComplexCode, kernel);
-    auto compiled = nvrtc().compile(raw.program(), Target::parse("sm_90"));
+    auto compiled = nvrtc().compile(kernc::program(raw), Target::parse("sm_90"));
     CHECK(starts_with(compiled.binary, kernc::test::kElfMagic));
   }
   const RawModule module(kCuComplexCode, {}, {}, "cucomplex");
-  auto ptx = nvrtc().compile(module.program(), Target::parse("compute_80"));
+  auto ptx = nvrtc().compile(kernc::program(module), Target::parse("compute_80"));
   CHECK(kernc::test::contains(ptx.binary, ".entry cucomplex_double"));
   CHECK(kernc::test::contains(ptx.binary, ".entry cucomplex_float"));
 }
@@ -117,11 +118,11 @@ TEST_CASE("CuPy port: grid.sync() compiles to a linked cubin: no relocatable cod
   const RawKernel grid_sum(kGridSumCode, "grid_sum");
   for (const char* target : {"sm_80", "sm_90"}) {
     CAPTURE(target);
-    auto compiled = nvrtc().compile(grid_sum.program(), Target::parse(target));
+    auto compiled = nvrtc().compile(kernc::program(grid_sum), Target::parse(target));
     REQUIRE(starts_with(compiled.binary, kernc::test::kElfMagic));
     CHECK(elf_type(compiled.binary) == 2);
   }
-  CHECK(grid_sum.program().options.raw_flags.empty());
+  CHECK(kernc::program(grid_sum).options.raw_flags.empty());
 }
 
 TEST_CASE("runtime::LaunchConfig is not cooperative and FunctionAttributes' newer fields say -1 until set") {

@@ -13,6 +13,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
@@ -41,7 +42,7 @@ std::string error_of(const std::function<void()>& call) {
 template <class Kernel>
 std::string compile_error(const Kernel& kernel, const std::string& signature) {
   try {
-    auto compiled = nvrtc().compile(kernel.program(parse_call_signature(signature), Layout{}), Target::parse("sm_90"));
+    auto compiled = nvrtc().compile(kernc::program(kernel, parse_call_signature(signature), Layout{}), Target::parse("sm_90"));
     CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
     return "";
   } catch (const Error& error) {
@@ -150,8 +151,8 @@ TEST_CASE("CuPy verbatim: float16 arithmetic is float arithmetic, rounded once w
   const ElementwiseKernel plain("T x, T y", "T z", "z = x * y + x", "verbatim_half");
   const ElementwiseKernel plain_native("T x, T y", "T z", "z = x * y + x", "verbatim_half", native);
   const CallTypes halves = parse_call_signature("float16, float16 -> float16");
-  CHECK(plain.program(halves, Layout{}).source != plain_native.program(halves, Layout{}).source);
-  CHECK(contains(plain_native.program(halves, Layout{}).source, "#define KERNC_NATIVE_HALF_ARITHMETIC 1"));
+  CHECK(kernc::program(plain, halves, Layout{}).source != kernc::program(plain_native, halves, Layout{}).source);
+  CHECK(contains(kernc::program(plain_native, halves, Layout{}).source, "#define KERNC_NATIVE_HALF_ARITHMETIC 1"));
   // A reduction: a + b of two halves is a float, assigned to the half reduce type.
   const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "verbatim_half_sum");
   CHECK(compile_error(sum, "float16 -> float16") == "");
@@ -174,7 +175,7 @@ TEST_CASE("CuPy verbatim: a raw array indexed with a braced list, x[{i % 3, i / 
 
 TEST_CASE("CuPy verbatim: an operation that reads an output back through its raw view binds it to memory") {
   const ElementwiseKernel readback("T x", "T y, T z", "y = x * 2; z = _raw_y[i] + 1", "verbatim_readback");
-  const std::string source = readback.program(parse_call_signature("float32 -> float32, float32"), Layout{}).source;
+  const std::string source = kernc::program(readback, parse_call_signature("float32 -> float32, float32"), Layout{}).source;
   // Bound to memory, element by element, not kept in registers.
   CHECK(contains(source, "& y = _raw_y[i];"));
   CHECK_FALSE(contains(source, "_o_y"));
@@ -230,7 +231,7 @@ TEST_CASE("CuPy verbatim: a reduction may name _j, CuPy's flat input index, besi
   for (const char* signature : {"float32 -> float32", "float64 -> float64", "float16 -> float16"}) {
     CAPTURE(signature);
     for (const Layout& layout : {Layout{}, Layout{LayoutKind::generic, 0, false}}) {
-      auto program = weighted.program(parse_call_signature(signature), layout);
+      auto program = kernc::program(weighted, parse_call_signature(signature), layout);
       CHECK(contains(program.source, "const _index_t _j __attribute__((unused)) = _J * _out_size + _i;"));
       auto compiled = nvrtc().compile(program, Target::parse("sm_90"));
       CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
@@ -261,7 +262,7 @@ extern "C" __global__ void test_mixed(cuDoubleComplex* arr, cuComplex* out) {
 
 TEST_CASE("CuPy verbatim: cuComplex code that calls a function across precisions compiles (translate_cucomplex)") {
   const RawModule module(kCuComplexAcross, {}, {}, "verbatim_cucomplex");
-  const Program program = module.program();
+  const Program program = kernc::program(module);
   CHECK(contains(program.source, "#include <cuComplex.h>\n#include \"kernc/cucomplex_bridge.cuh\"\n#line 2\n#define N 100"));
   CHECK(program.options.headers.count("kernc/cucomplex_bridge.cuh") == 1);
   auto compiled = nvrtc().compile(program, Target::parse("compute_80"));
@@ -270,13 +271,13 @@ TEST_CASE("CuPy verbatim: cuComplex code that calls a function across precisions
   // Errors keep the user's line numbers after the inserted include.
   const RawKernel broken("#  include  <cuComplex.h>\n\nextern \"C\" __global__ void k() { undefined_name(); }\n", "k");
   try {
-    nvrtc().compile(broken.program(), Target::parse("sm_90"));
+    nvrtc().compile(kernc::program(broken), Target::parse("sm_90"));
     FAIL("an undefined name compiled");
   } catch (const Error& error) {
     CHECK_MESSAGE(contains(error.compile_failure()->log, "k.cu(3)"), error.compile_failure()->log);
   }
   // A source that does not include it is untouched.
   const RawKernel plain("extern \"C\" __global__ void k() {} // cuComplex.h", "k");
-  CHECK(plain.program().source == "extern \"C\" __global__ void k() {} // cuComplex.h");
-  CHECK(plain.program().options.headers.empty());
+  CHECK(kernc::program(plain).source == "extern \"C\" __global__ void k() {} // cuComplex.h");
+  CHECK(kernc::program(plain).options.headers.empty());
 }

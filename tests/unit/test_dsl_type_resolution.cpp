@@ -11,6 +11,7 @@
 
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "temp_dir.hpp"
 
 using kernc::ArgType;
@@ -36,11 +37,11 @@ CallTypes call(std::vector<ArgType> inputs, std::vector<std::optional<DType>> ou
   return types;
 }
 
-// The message of the kernc::Error `kernel.resolve(types)` throws; every resolution error is invalid_argument.
+// The message of the kernc::Error `kernc::resolve(kernel, types)` throws; every resolution error is invalid_argument.
 template <class Kernel>
 std::string resolve_error(const Kernel& kernel, const CallTypes& types) {
   try {
-    kernel.resolve(types);
+    kernc::resolve(kernel, types);
   } catch (const Error& error) {
     CHECK(error.code() == ErrorCode::invalid_argument);
     return error.what();
@@ -67,7 +68,7 @@ const ElementwiseKernel& saxpy() {
 TEST_CASE("dsl::resolve_types binds a placeholder with the first array argument") {
   for (DType d : {DType::float32, DType::float64, DType::int8, DType::complex128, DType::bfloat16}) {
     CAPTURE(std::string(kernc::to_string(d)));
-    ResolvedTypes r = saxpy().resolve(call({arr(d), arr(d), arr(d)}));
+    ResolvedTypes r = kernc::resolve(saxpy(), call({arr(d), arr(d), arr(d)}));
     CHECK(r.placeholders == std::map<std::string, DType>{{"T", d}});
     CHECK(r.inputs == std::vector<DType>{d, d, d});
     CHECK(r.outputs == std::vector<DType>{d});
@@ -89,14 +90,14 @@ TEST_CASE("dsl::resolve_types looks at the outputs first") {
   }
   SUBCASE("an output array decides T for the inputs when they agree") {
     ResolvedTypes r =
-        saxpy().resolve(call({scalar(DType::int32), arr(DType::float64), arr(DType::float64)}, {DType::float64}));
+        kernc::resolve(saxpy(), call({scalar(DType::int32), arr(DType::float64), arr(DType::float64)}, {DType::float64}));
     CHECK(r.placeholders.at("T") == DType::float64);
     CHECK(r.inputs == std::vector<DType>{DType::float64, DType::float64, DType::float64});
     CHECK(r.outputs == std::vector<DType>{DType::float64});
   }
   SUBCASE("an output left to kernc (nullopt) binds nothing") {
     ResolvedTypes r =
-        saxpy().resolve(call({scalar(DType::float64), arr(DType::int16), arr(DType::int16)}, {std::nullopt}));
+        kernc::resolve(saxpy(), call({scalar(DType::float64), arr(DType::int16), arr(DType::int16)}, {std::nullopt}));
     CHECK(r.placeholders.at("T") == DType::int16);
     CHECK(r.outputs == std::vector<DType>{DType::int16});
   }
@@ -104,14 +105,14 @@ TEST_CASE("dsl::resolve_types looks at the outputs first") {
     ElementwiseKernel kernel("T x, U y", "U z", "z = x + y", "mixed");
     std::string message = resolve_error(kernel, call({arr(DType::float32), arr(DType::int8)}, {DType::int32}));
     check_message(message, {"mixed: type placeholder U is int32 (from z) but y is an array of int8"});
-    ResolvedTypes r = kernel.resolve(call({arr(DType::float32), arr(DType::int8)}, {DType::int8}));
+    ResolvedTypes r = kernc::resolve(kernel, call({arr(DType::float32), arr(DType::int8)}, {DType::int8}));
     CHECK(r.placeholders == std::map<std::string, DType>{{"T", DType::float32}, {"U", DType::int8}});
   }
 }
 
 TEST_CASE("dsl::resolve_types requires the exact dtype for concrete parameters") {
   ElementwiseKernel kernel("float32 x, int64 n", "float64 y", "y = x * n", "scale");
-  ResolvedTypes ok = kernel.resolve(call({arr(DType::float32), arr(DType::int64)}));
+  ResolvedTypes ok = kernc::resolve(kernel, call({arr(DType::float32), arr(DType::int64)}));
   CHECK(ok.placeholders.empty());
   CHECK(ok.inputs == std::vector<DType>{DType::float32, DType::int64});
   CHECK(ok.outputs == std::vector<DType>{DType::float64});
@@ -124,14 +125,14 @@ TEST_CASE("dsl::resolve_types requires the exact dtype for concrete parameters")
                 {"scale: output y is float64 but an array of float32 was passed"});
 
   SUBCASE("scalars of any type are converted to a concrete parameter's type") {
-    ResolvedTypes r = kernel.resolve(call({arr(DType::float32), scalar(DType::float64)}));
+    ResolvedTypes r = kernc::resolve(kernel, call({arr(DType::float32), scalar(DType::float64)}));
     CHECK(r.inputs == std::vector<DType>{DType::float32, DType::int64});
   }
 }
 
 TEST_CASE("dsl::resolve_types: scalars never bind a placeholder") {
   ElementwiseKernel kernel("T a, T x", "T z", "z = a * x", "scale");
-  ResolvedTypes r = kernel.resolve(call({scalar(DType::float64), arr(DType::float32)}));
+  ResolvedTypes r = kernc::resolve(kernel, call({scalar(DType::float64), arr(DType::float32)}));
   CHECK(r.placeholders.at("T") == DType::float32);
   CHECK(r.inputs == std::vector<DType>{DType::float32, DType::float32});
   CHECK(r.outputs == std::vector<DType>{DType::float32});
@@ -147,7 +148,7 @@ TEST_CASE("dsl::resolve_types: a placeholder only scalars have is an error with 
   SUBCASE("an explicit binding decides it") {
     CallTypes bound = only_scalars;
     bound.bindings["T"] = DType::float64;
-    ResolvedTypes r = kernel.resolve(bound);
+    ResolvedTypes r = kernc::resolve(kernel, bound);
     CHECK(r.placeholders == std::map<std::string, DType>{{"T", DType::float64}});
     CHECK(r.inputs == std::vector<DType>{DType::float64, DType::float64});
     CHECK(r.outputs == std::vector<DType>{DType::float64});
@@ -155,7 +156,7 @@ TEST_CASE("dsl::resolve_types: a placeholder only scalars have is an error with 
   SUBCASE("so does an output array") {
     CallTypes with_output = only_scalars;
     with_output.outputs = {DType::uint8};
-    CHECK(kernel.resolve(with_output).outputs == std::vector<DType>{DType::uint8});
+    CHECK(kernc::resolve(kernel, with_output).outputs == std::vector<DType>{DType::uint8});
   }
   SUBCASE("a placeholder of an output only, with no scalar to name") {
     ElementwiseKernel fill("float32 v", "T z", "z = v", "fill");
@@ -163,16 +164,15 @@ TEST_CASE("dsl::resolve_types: a placeholder only scalars have is an error with 
     check_message(message,
                   {"fill: the type placeholder T cannot be decided: no array argument has it. Pass an output"});
     CHECK_FALSE(contains(message, "received only scalars"));
-    CHECK(fill.resolve(call({scalar(DType::float32)}, {}, {{"T", DType::int32}})).outputs ==
+    CHECK(kernc::resolve(fill, call({scalar(DType::float32)}, {}, {{"T", DType::int32}})).outputs ==
           std::vector<DType>{DType::int32});
   }
 }
 
 TEST_CASE("dsl::resolve_types: explicit bindings") {
   SUBCASE("agree with arrays or fail naming the binding") {
-    CHECK(saxpy()
-              .resolve(
-                  call({scalar(DType::float32), arr(DType::float64), arr(DType::float64)}, {}, {{"T", DType::float64}}))
+    CHECK(kernc::resolve(saxpy(), call({scalar(DType::float32), arr(DType::float64), arr(DType::float64)}, {},
+                                       {{"T", DType::float64}}))
               .placeholders.at("T") == DType::float64);
     check_message(resolve_error(saxpy(), call({scalar(DType::float32), arr(DType::float32), arr(DType::float32)}, {},
                                               {{"T", DType::float64}})),
@@ -196,7 +196,7 @@ TEST_CASE("dsl::resolve_types checks the argument counts") {
                 {"two has 2 output(s); pass all of them or none, got 1"});
   check_message(resolve_error(two, call({arr(DType::float32)}, {DType::float32, DType::float32, DType::float32})),
                 {"two has 2 output(s); pass all of them or none, got 3"});
-  CHECK(two.resolve(call({arr(DType::float32)}, {DType::float32, std::nullopt})).outputs ==
+  CHECK(kernc::resolve(two, call({arr(DType::float32)}, {DType::float32, std::nullopt})).outputs ==
         std::vector<DType>{DType::float32, DType::float32});
 }
 
@@ -208,13 +208,13 @@ TEST_CASE("dsl::resolve_types: a raw parameter needs an array") {
     check_message(resolve_error(kernel, call({arr(DType::float32), arr(DType::float64)})),
                   {"T is float32 (from x) but table is an array of float64"});
     ElementwiseKernel first_raw("raw T table, T x", "T y", "y = x + table[0]", "lookup2");
-    CHECK(first_raw.resolve(call({arr(DType::int16), arr(DType::int16)})).placeholders.at("T") == DType::int16);
+    CHECK(kernc::resolve(first_raw, call({arr(DType::int16), arr(DType::int16)})).placeholders.at("T") == DType::int16);
   }
 }
 
 TEST_CASE("dsl::resolve_types is the same for ReductionKernel") {
   kernc::ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum");
-  ResolvedTypes r = sum.resolve(call({arr(DType::float16)}));
+  ResolvedTypes r = kernc::resolve(sum, call({arr(DType::float16)}));
   CHECK(r.inputs == std::vector<DType>{DType::float16});
   CHECK(r.outputs == std::vector<DType>{DType::float16});
   check_message(resolve_error(sum, call({arr(DType::float32)}, {DType::float64})),

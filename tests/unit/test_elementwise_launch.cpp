@@ -25,6 +25,7 @@
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "platform/files.hpp"
 #include "runtime/driver.hpp"
 #include "temp_dir.hpp"
@@ -491,13 +492,13 @@ TEST_CASE("elementwise::a new engine loads a generated program through the varia
   const ElementwiseKernel saxpy{"T a, T x, T y", "T z", "z = a * x + y", "saxpy_hot"};
   const CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
   const Layout layout{};
-  const std::string variant = saxpy.variant(types, layout);
+  const std::string variant = kernc::variant(saxpy, types, layout);
   REQUIRE(!variant.empty());
-  const std::string digest = cache::program_digest(saxpy.program(types, layout));
+  const std::string digest = cache::program_digest(kernc::program(saxpy, types, layout));
   int made = 0;
   auto make = [&] {
     ++made;
-    return saxpy.program(types, layout);
+    return kernc::program(saxpy, types, layout);
   };
   // Each load in an engine of its own: a fresh process, as far as kernc's memory goes.
   auto load_in_new_engine = [&] {
@@ -561,8 +562,8 @@ TEST_CASE("elementwise::the plain call records its variant, and a new engine's f
   DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
   saxpy({2.0f, x, y}, {z}, gpus.options);
   const CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
-  const std::string file = gpus.engine->cache().store()->variant_index()->path(saxpy.variant(types, Layout{}));
-  CHECK(platform::read_file(file) == cache::program_digest(saxpy.program(types, Layout{})) + "\n");
+  const std::string file = gpus.engine->cache().store()->variant_index()->path(kernc::variant(saxpy, types, Layout{}));
+  CHECK(platform::read_file(file) == cache::program_digest(kernc::program(saxpy, types, Layout{})) + "\n");
 
   // A new engine and a new kernel object: what a fresh process has. Its first call reaches
   // the entry through the file: one naming another program's entry loads that entry
@@ -571,7 +572,7 @@ TEST_CASE("elementwise::the plain call records its variant, and a new engine's f
   gpus.first->param_counts["plus_one_hot"] = 3;
   other({x}, {z}, gpus.options);
   const std::string other_digest =
-      cache::program_digest(other.program(parse_call_signature("float32 -> float32"), Layout{}));
+      cache::program_digest(kernc::program(other, parse_call_signature("float32 -> float32"), Layout{}));
   std::filesystem::remove(file);
   platform::write_file_atomic(file, other_digest + "\n", 0600);
   Engine engine(gpus.engine->config());

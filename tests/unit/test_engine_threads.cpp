@@ -21,6 +21,7 @@
 #include "cache/local_store.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -73,11 +74,11 @@ TEST_CASE("threads::32 threads sharing one Engine compile each program once and 
   const Layout contiguous = Layout::parse("contiguous-i32");
   const Layout generic = Layout::parse("generic-i64");
   std::vector<Job> shared = {
-      {"add float32", [&] { return add.program(arrays({DType::float32, DType::float32}), contiguous); }},
-      {"add float64", [&] { return add.program(arrays({DType::float64, DType::float64}), contiguous); }},
-      {"sum of squares float32", [&] { return sum_of_squares.program(arrays({DType::float32}), generic); }},
-      {"sum of squares float64", [&] { return sum_of_squares.program(arrays({DType::float64}), generic); }},
-      {"raw", [&] { return raw.program(); }},
+      {"add float32", [&] { return kernc::program(add, arrays({DType::float32, DType::float32}), contiguous); }},
+      {"add float64", [&] { return kernc::program(add, arrays({DType::float64, DType::float64}), contiguous); }},
+      {"sum of squares float32", [&] { return kernc::program(sum_of_squares, arrays({DType::float32}), generic); }},
+      {"sum of squares float64", [&] { return kernc::program(sum_of_squares, arrays({DType::float64}), generic); }},
+      {"raw", [&] { return kernc::program(raw); }},
   };
   const std::size_t distinct_programs = shared.size() + scales.size();
 
@@ -91,7 +92,7 @@ TEST_CASE("threads::32 threads sharing one Engine compile each program once and 
     threads.emplace_back([&, t] {
       std::vector<Job> jobs = shared;
       jobs.push_back({"scale " + std::to_string(t % 4),
-                      [&, t] { return scales[static_cast<std::size_t>(t % 4)].program(arrays({DType::float32}), contiguous); }});
+                      [&, t] { return kernc::program(scales[static_cast<std::size_t>(t % 4)], arrays({DType::float32}), contiguous); }});
       --waiting;
       while (waiting.load() > 0) std::this_thread::yield();  // start together
       try {

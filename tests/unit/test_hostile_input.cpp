@@ -125,7 +125,7 @@ TEST_CASE("kernels: a 30 KB identifier in an operation is a compile error at the
   const std::string token(30 * 1024, 'q');
   kernc::ElementwiseKernel kernel("T x", "T y", "y = x;\ny = x + " + token, "long_token");
   Error error = error_of([&] {
-    kernc::test::nvrtc().compile(kernel.program(unary_float(), Layout::parse("contiguous-i32")), Target::parse("sm_90"));
+    kernc::test::nvrtc().compile(kernc::program(kernel, unary_float(), Layout::parse("contiguous-i32")), Target::parse("sm_90"));
   });
   REQUIRE(error.code() == ErrorCode::compile_failed);
   Error mapped = kernc::map_error_to_snippets(error);
@@ -136,7 +136,7 @@ TEST_CASE("kernels: a 100 KB post_map_expr token is a compile error at the snipp
   const std::string token(100 * 1024, 'p');
   kernc::ReductionKernel kernel("T x", "T y", "x", "a + b", "y = a + " + token, "0", "long_post");
   Error error = error_of([&] {
-    kernc::test::nvrtc().compile(kernel.program(unary_float(), Layout::parse("contiguous-i32")), Target::parse("sm_90"));
+    kernc::test::nvrtc().compile(kernc::program(kernel, unary_float(), Layout::parse("contiguous-i32")), Target::parse("sm_90"));
   });
   REQUIRE(error.code() == ErrorCode::compile_failed);
   Error mapped = kernc::map_error_to_snippets(error);

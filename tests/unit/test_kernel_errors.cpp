@@ -12,6 +12,7 @@
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "temp_dir.hpp"
 
 using kernc::ArgType;
@@ -43,7 +44,7 @@ std::vector<BrokenSnippet> broken_snippets() {
   auto elementwise = [&](const std::string& snippet, int column, const std::string& operation,
                          kernc::ElementwiseOptions options) {
     kernc::ElementwiseKernel kernel("T x", "T z", operation, "broken", options);
-    cases.push_back({snippet, kernel.program(unary, layout), column});
+    cases.push_back({snippet, kernc::program(kernel, unary, layout), column});
   };
   const std::string bad_statement = "int first = 0;\nint second = nope;";  // column 14
   kernc::ElementwiseOptions none;
@@ -61,7 +62,7 @@ std::vector<BrokenSnippet> broken_snippets() {
   auto reduction = [&](const std::string& snippet, int column, const std::string& map, const std::string& reduce,
                        const std::string& post, const std::string& identity, kernc::ReductionOptions options = {}) {
     kernc::ReductionKernel kernel("T x", "T y", map, reduce, post, identity, "broken", options);
-    cases.push_back({snippet, kernel.program(unary, layout), column});
+    cases.push_back({snippet, kernc::program(kernel, unary, layout), column});
   };
   reduction("map_expr", 3, "x\n+ nope", "a + b", "y = a", "0");
   reduction("reduce_expr", 3, "x", "a\n+ nope", "y = a", "0");
@@ -177,7 +178,7 @@ TEST_CASE("kernels: a snippet that compiles leaves no error to map") {
   CallTypes types;
   types.inputs = {ArgType::array(DType::float32)};
   auto compiled =
-      kernc::test::nvrtc().compile(kernel.program(types, Layout::parse("contiguous-i32")), Target::parse("sm_90"));
+      kernc::test::nvrtc().compile(kernc::program(kernel, types, Layout::parse("contiguous-i32")), Target::parse("sm_90"));
   CHECK(kernc::test::starts_with(compiled.binary, kernc::test::kElfMagic));
   CHECK(compiled.log.empty());
 }

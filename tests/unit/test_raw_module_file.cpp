@@ -181,7 +181,7 @@ TEST_CASE("RawModule::from_files reads each file's kind, target and size") {
   CHECK(targets_of(module.binaries()) == std::vector<std::string>{"sm_80", "sm_90", "compute_80"});
   CHECK(module.name_expressions().empty());
   // No source: nothing to compile, no declarations; the driver's sizes check launches.
-  auto program = error_of([&] { module.program(); });
+  auto program = error_of([&] { kernc::program(module); });
   REQUIRE(program);
   CHECK(program->code() == ErrorCode::invalid_argument);
   CHECK_MESSAGE(contains(program->what(), "RawModule scaler is loaded from binary files (" + a), program->what());

@@ -114,11 +114,11 @@ std::vector<std::pair<std::string, Program>> expected_programs(const Spec& spec)
               }
               for (const auto& layout : layouts) {
                 programs.emplace_back(kernel.name() + " " + kernc::format_call_signature(types) + " " + layout.str(),
-                                      kernel.program(types, layout));
+                                      kernc::program(kernel, types, layout));
               }
             }
           } else {
-            programs.emplace_back(kernel.name(), kernel.program());
+            programs.emplace_back(kernel.name(), kernc::program(kernel));
           }
         },
         entry.kernel);
@@ -146,9 +146,9 @@ TEST_CASE("spec::load_spec reads the examples: every kind, with its signatures")
   CHECK(module.name_expressions() ==
         std::vector<std::string>{"axpby<float>", "axpby<double>", "block_sum<float, 256>"});
   // code_file is read relative to the spec's directory.
-  CHECK(module.program().source ==
+  CHECK(kernc::program(module).source ==
         kernc::platform::read_file(std::string(KERNC_SOURCE_DIR) + "/examples/templates.cu"));
-  CHECK(std::get<kernc::RawKernel>(spec.find("fill").kernel).program().source.find("__global__ void fill(") !=
+  CHECK(kernc::program(std::get<kernc::RawKernel>(spec.find("fill").kernel)).source.find("__global__ void fill(") !=
         std::string::npos);
   CHECK(spec.find("fill").signatures.empty());
 
@@ -270,10 +270,10 @@ TEST_CASE("spec::parse_spec reads code_file relative to the base directory, or a
   const std::string code = "extern \"C\" __global__ void k(float* x) { x[0] = 1; }\n";
   const std::string absolute = dir.write("sub/k.cu", code);
   Spec relative = kernc::parse_spec(one_kernel(R"("kind": "raw", "name": "k", "code_file": "sub/k.cu")"), dir.path());
-  CHECK(std::get<kernc::RawKernel>(relative.find("k").kernel).program().source == code);
+  CHECK(kernc::program(std::get<kernc::RawKernel>(relative.find("k").kernel)).source == code);
   Spec absolute_spec = kernc::parse_spec(
       one_kernel(R"("kind": "raw_module", "name": "m", "code_file": ")" + absolute + "\""), "/elsewhere");
-  CHECK(std::get<kernc::RawModule>(absolute_spec.find("m").kernel).program().source == code);
+  CHECK(kernc::program(std::get<kernc::RawModule>(absolute_spec.find("m").kernel)).source == code);
 
   SUBCASE("a missing file is an io error naming the path") {
     std::string message =
@@ -284,7 +284,7 @@ TEST_CASE("spec::parse_spec reads code_file relative to the base directory, or a
     dir.write("specs/more/k.cu", code);
     const std::string path =
         dir.write("specs/s.json", one_kernel(R"("kind": "raw", "name": "k", "code_file": "more/k.cu")"));
-    CHECK(std::get<kernc::RawKernel>(kernc::load_spec(path).find("k").kernel).program().source == code);
+    CHECK(kernc::program(std::get<kernc::RawKernel>(kernc::load_spec(path).find("k").kernel)).source == code);
     const std::string bad = dir.write("specs/bad.json", one_kernel(R"("kind": "elemwise", "name": "k")"));
     try {
       kernc::load_spec(bad);

@@ -168,12 +168,12 @@ TEST_CASE("variant_index::a variant's text names its program: every variant of t
     for (const CallTypes& types : kernel.signatures) {
       if (const auto* k = std::get_if<ElementwiseKernel>(&kernel.kernel)) {
         for (const Layout& layout : reachable_layouts(*k, types)) {
-          note(k->variant(types, layout), k->program(types, layout));
-          note(k->variant(types, layout), k->program(types, layout));  // and again: the same
+          note(kernc::variant(*k, types, layout), kernc::program(*k, types, layout));
+          note(kernc::variant(*k, types, layout), kernc::program(*k, types, layout));  // and again: the same
         }
       } else if (const auto* k = std::get_if<ReductionKernel>(&kernel.kernel)) {
         for (const Layout& layout : Layout::reduction_classes()) {
-          note(k->variant(types, layout), k->program(types, layout));
+          note(kernc::variant(*k, types, layout), kernc::program(*k, types, layout));
         }
       }
     }
@@ -186,8 +186,8 @@ TEST_CASE("variant_index::every part of a definition is in its variant's text") 
   const CallTypes types = parse_call_signature("float32, float32 -> float32");
   const Layout layout{};
   const ElementwiseKernel base("float32 x, float32 y", "float32 z", "z = x + y", "add");
-  const std::string text = base.variant(types, layout);
-  auto differs = [&](const ElementwiseKernel& other) { return other.variant(types, layout) != text; };
+  const std::string text = kernc::variant(base, types, layout);
+  auto differs = [&](const ElementwiseKernel& other) { return kernc::variant(other, types, layout) != text; };
   ElementwiseOptions options;
   CHECK(differs(ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "add")));
   CHECK(differs(ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "add2")));
@@ -207,29 +207,29 @@ TEST_CASE("variant_index::every part of a definition is in its variant's text") 
   options.compile.headers["mine.cuh"] = "#define MINE 1\n";
   CHECK(differs(ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "add", options)));
   const ElementwiseKernel generic("T x, T y", "T z", "z = x + y", "add");
-  CHECK(generic.variant(parse_call_signature("float64, float64 -> float64"), layout) !=
-        generic.variant(types, layout));
-  CHECK(generic.variant(parse_call_signature("scalar float32, float32 -> float32"), layout) !=
-        generic.variant(types, layout));
-  CHECK(base.variant(types, Layout{LayoutKind::contiguous, 0, true}) != text);
-  CHECK(base.variant(types, Layout{LayoutKind::strided, 2, false}) != text);
+  CHECK(kernc::variant(generic, parse_call_signature("float64, float64 -> float64"), layout) !=
+        kernc::variant(generic, types, layout));
+  CHECK(kernc::variant(generic, parse_call_signature("scalar float32, float32 -> float32"), layout) !=
+        kernc::variant(generic, types, layout));
+  CHECK(kernc::variant(base, types, Layout{LayoutKind::contiguous, 0, true}) != text);
+  CHECK(kernc::variant(base, types, Layout{LayoutKind::strided, 2, false}) != text);
   // The same definition, made again, has the same text.
   CHECK_FALSE(differs(ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "add")));
   // Include directories are files the text cannot name: no variant.
   options = {};
   options.compile.include_dirs.push_back(std::string(KERNC_SOURCE_DIR) + "/templates");
-  CHECK(ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "add", options).variant(types, layout) == "");
+  CHECK(kernc::variant(ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "add", options), types, layout) == "");
 
   const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "sum");
   const CallTypes reduce_types = parse_call_signature("float32 -> float32");
-  const std::string sum_text = sum.variant(reduce_types, layout);
-  CHECK(ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "sum").variant(reduce_types, layout) != sum_text);
-  CHECK(ReductionKernel("T x", "T y", "x", "a * b", "y = a", "0", "sum").variant(reduce_types, layout) != sum_text);
-  CHECK(ReductionKernel("T x", "T y", "x", "a + b", "y = a + 1", "0", "sum").variant(reduce_types, layout) != sum_text);
-  CHECK(ReductionKernel("T x", "T y", "x", "a + b", "y = a", "1", "sum").variant(reduce_types, layout) != sum_text);
+  const std::string sum_text = kernc::variant(sum, reduce_types, layout);
+  CHECK(kernc::variant(ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "sum"), reduce_types, layout) != sum_text);
+  CHECK(kernc::variant(ReductionKernel("T x", "T y", "x", "a * b", "y = a", "0", "sum"), reduce_types, layout) != sum_text);
+  CHECK(kernc::variant(ReductionKernel("T x", "T y", "x", "a + b", "y = a + 1", "0", "sum"), reduce_types, layout) != sum_text);
+  CHECK(kernc::variant(ReductionKernel("T x", "T y", "x", "a + b", "y = a", "1", "sum"), reduce_types, layout) != sum_text);
   ReductionOptions reduce_options;
   reduce_options.reduce_type = "double";
-  CHECK(ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "sum", reduce_options).variant(reduce_types, layout) !=
+  CHECK(kernc::variant(ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "sum", reduce_options), reduce_types, layout) !=
         sum_text);
-  CHECK(sum.variant(reduce_types, Layout{LayoutKind::generic, 0, false}) != sum_text);
+  CHECK(kernc::variant(sum, reduce_types, Layout{LayoutKind::generic, 0, false}) != sum_text);
 }

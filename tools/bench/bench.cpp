@@ -23,6 +23,7 @@
 #include "median.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 
 using namespace kernc;
 
@@ -281,7 +282,7 @@ int main(int argc, char** argv) {
     fresh_saxpy({2.0f, small_x, small_x}, {small_z}, cold_options);
     device.synchronize();
     double cold_first_ms = host_us(start) / 1000;
-    Program raw_program = raw.program();
+    Program raw_program = kernc::program(raw);
     raw_program.source += "/*" + unique + "*/";
 
     // The same for a reduction: its first call in the cold engine (issue 14: <= 150 ms).
@@ -300,8 +301,8 @@ int main(int argc, char** argv) {
     const int compiles = 5;
     const Compiler& nvrtc = cold.compiler(Backend::cuda);
     CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
-    const Program generated_program = fresh_saxpy.program(types, Layout{});
-    const Program reduction_program = fresh_sum.program(parse_call_signature("float32 -> float32"), Layout{});
+    const Program generated_program = kernc::program(fresh_saxpy, types, Layout{});
+    const Program reduction_program = kernc::program(fresh_sum, parse_call_signature("float32 -> float32"), Layout{});
     std::vector<double> raw_ms, generated_ms, bare_ms, reduction_ms, bare_reduction_ms;
     for (int k = 0; k < compiles; ++k) {
       raw_ms.push_back(nvrtc.compile(raw_program, device.target()).compile_ms);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "kernc/engine.hpp"
+#include "kernc/pipeline.hpp"
 
 using namespace kernc;
 
@@ -106,11 +107,11 @@ int first_call_child(int argc, char** argv) {
     if (mode == "phases") {
       const CallTypes types = saxpy_types();
       auto start = std::chrono::steady_clock::now();
-      const std::string variant = saxpy.variant(types, Layout{});
+      const std::string variant = kernc::variant(saxpy, types, Layout{});
       s.variant_ms = ms_since(start);
       int generated = 0;
       start = std::chrono::steady_clock::now();
-      engine.load(variant, [&] { ++generated; return saxpy.program(types, Layout{}); }, device);
+      engine.load(variant, [&] { ++generated; return kernc::program(saxpy, types, Layout{}); }, device);
       s.load_ms = ms_since(start);
       if (generated) throw std::runtime_error("the variant index did not answer: the program was generated");
       start = std::chrono::steady_clock::now();
@@ -120,7 +121,7 @@ int first_call_child(int argc, char** argv) {
       s.total_ms = s.variant_ms + s.load_ms + s.call_ms;
     } else if (mode == "driver") {
       const CallTypes types = saxpy_types();
-      const Program program = saxpy.program(types, Layout{});
+      const Program program = kernc::program(saxpy, types, Layout{});
       const auto found = engine.cache().find(program, {device.target()}, nullptr);
       if (!found) throw std::runtime_error("the saxpy is not in the cache directory");
       const auto start = std::chrono::steady_clock::now();

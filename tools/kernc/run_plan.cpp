@@ -11,6 +11,7 @@
 
 #include "cli_context.hpp"
 #include "kernc/call.hpp"
+#include "kernc/pipeline.hpp"
 #include "run_call.hpp"
 
 namespace kernc::cli {
@@ -320,7 +321,7 @@ void plan_dsl_call(const Kernel& kernel, const RunCommandOptions& options, const
     plan.given_outputs.push_back(std::move(*outputs[k]));
   }
   try {
-    kernel.resolve(types);
+    kernc::resolve(kernel, types);
   } catch (const Error& error) {
     throw with_context(error, fmt::format("kernel {} ({}) with {}", kernel.name(), params, format_call_signature(types)),
                        kernel.name() + ": ");
