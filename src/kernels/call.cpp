@@ -9,6 +9,7 @@
 #include "kernc/kernels.hpp"
 #include "kernels/call_plan.hpp"
 #include "kernels/call_support.hpp"
+#include "dsl/type_resolution.hpp"
 
 namespace kernc {
 
@@ -126,6 +127,30 @@ void check_counts(const std::string& name, const std::vector<Parameter>& in, con
   for (const auto& arg : inputs) {
     if (arg.is_array()) descriptions ? arg.array().validate_description(name.c_str()) : arg.array().validate(name.c_str());
   }
+}
+
+std::vector<ArrayRef> plan_dsl_arguments(CallPlan& plan, KernelKind kind, const std::string& name,
+                                         const dsl::Signature& signature, HandleTable& handles, TypeEntry*& entry,
+                                         ListView<Arg> inputs, ListView<ArrayRef> outputs, const CallOptions& options) {
+  const auto& in = signature.in;
+  // Usage errors first, without the GPU; the caller's geometry asks for it afterwards.
+  check_options(kind, false, name, options);
+  check_counts(name, in, signature.out, inputs, outputs, true);
+  init_plan(plan, kind, name, options);
+  plan.types = call_types(inputs, outputs, options.bindings);
+  entry = &type_entry(handles, types_key(plan.types), [&] { return dsl::resolve_types(signature, plan.types, name); });
+  plan.resolved = entry->resolved;
+  plan.inputs = describe(inputs);
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    plan.input_names.push_back(in[k].name);
+    plan.input_texts.push_back(in[k].text);
+    plan.scalar_types.push_back(inputs[k].is_array() ? std::nullopt : std::optional<DType>(plan.resolved.inputs[k]));
+    if (!inputs[k].is_array()) check_scalar_range(name, in[k].text, inputs[k].scalar(), plan.resolved.inputs[k]);
+  }
+  for (const auto& out : signature.out) plan.output_names.push_back(out.name);
+  std::vector<ArrayRef> given = describe_outputs(outputs);
+  for (const auto& out : given) plan.outputs_given.push_back({true, out, out.dtype});
+  return given;
 }
 
 void check_options(KernelKind kind, bool module, const std::string& name, const CallOptions& options) {

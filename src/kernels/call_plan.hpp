@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dsl/arg_description.hpp"
+#include "dsl/params.hpp"
 #include "kernc/call.hpp"
 #include "kernc/engine.hpp"
 #include "kernels/handle_table.hpp"
@@ -129,6 +130,14 @@ int multiprocessors_for(const CallOptions& options);
 
 /// Fills what every plan holds from the kernel and its options.
 void init_plan(CallPlan& plan, KernelKind kind, const std::string& name, const CallOptions& options);
+
+/// What elementwise and reduction plans share, before their own planning: the kind's
+/// options and the argument counts checked, the call's types resolved through the kernel's
+/// memo (`handles`; the entry is returned), the arguments described, names for messages,
+/// and scalars range-checked. Returns the outputs' descriptions (empty when none given).
+std::vector<ArrayRef> plan_dsl_arguments(CallPlan& plan, KernelKind kind, const std::string& name,
+                                         const dsl::Signature& signature, HandleTable& handles, TypeEntry*& entry,
+                                         ListView<Arg> inputs, ListView<ArrayRef> outputs, const CallOptions& options);
 
 /// Elementwise and reduction kernels: the argument counts, and every array valid (as a
 /// description when `descriptions`: its address may be 0).

@@ -1,5 +1,7 @@
 #include "kernels/call_support.hpp"
 
+#include <cstring>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -68,6 +70,22 @@ void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype) {
   std::size_t align = is_complex(dtype) ? size / 2 : size;
   pack.begin(align);
   pack.bytes(bytes, size, align);
+}
+
+void write_call_arguments(ParamPack& pack, ListView<Arg> inputs, ListView<ArrayRef> outputs,
+                          const std::vector<DType>& input_types) {
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].is_array()) {
+      const std::uint64_t address = inputs[k].array().data;
+      std::memcpy(pack.parameter(k), &address, sizeof address);
+    } else {
+      inputs[k].scalar().convert_to(input_types[k], pack.parameter(k));
+    }
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const std::uint64_t address = outputs[k].data;
+    std::memcpy(pack.parameter(inputs.size() + k), &address, sizeof address);
+  }
 }
 
 void pack_raw(ParamPack& pack, const ArrayRef& array, bool index64) {

@@ -60,6 +60,23 @@ const LoadedFunctions& find_or_load(HandleTable& table, TypeEntry& entry, const 
 Error load_error(const Error& error, const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,
                  const Layout& layout);
 
+/// The functions of a generated program (elementwise or reduction) for `layout` on
+/// `device`: through the kernel's memo (find_or_load), loading on a miss through the
+/// engine's variant index (`variant()`, else `make_program()`), with a load error mapped to
+/// the user's snippets or the spec line to add (load_error).
+template <class Variant, class MakeProgram, class Pick>
+const LoadedFunctions& load_generated(HandleTable& table, TypeEntry& entry, Engine& engine, const Device& device,
+                                      const std::string& kernel, const CallTypes& types, const ResolvedTypes& resolved,
+                                      const Layout& layout, Variant&& variant, MakeProgram&& make_program, Pick&& pick) {
+  return find_or_load(table, entry, engine, device, layout, [&] {
+    try {
+      return engine.load(variant(), make_program, device);
+    } catch (const Error& error) {
+      throw load_error(error, kernel, types, resolved, layout);
+    }
+  }, pick);
+}
+
 /// Packs a scalar converted to `dtype`.
 void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
 
@@ -72,6 +89,12 @@ void pack_scalar(ParamPack& pack, const Scalar& scalar, DType dtype);
 inline void check_scalar_range(const std::string& kernel, const std::string& parameter, const Scalar& scalar, DType dtype) {
   if (!scalar.fits(dtype)) throw_scalar_out_of_range(kernel, parameter, scalar, dtype);
 }
+
+/// Writes a call's array addresses and scalar values (converted to `input_types`) at the
+/// start of their parameters in a pack restored from a kept plan (NOTE [ kept plan ]):
+/// input k is parameter k, output k parameter inputs.size() + k.
+void write_call_arguments(ParamPack& pack, ListView<Arg> inputs, ListView<ArrayRef> outputs,
+                          const std::vector<DType>& input_types);
 
 /// Packs a raw parameter: a run-time-rank view of the whole array.
 void pack_raw(ParamPack& pack, const ArrayRef& array, bool index64);

@@ -9,7 +9,6 @@
 #include "codegen/kernel_codegen.hpp"
 #include "dsl/definitions.hpp"
 #include "dsl/reduction_plan.hpp"
-#include "dsl/type_resolution.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
@@ -83,27 +82,11 @@ std::shared_ptr<ReductionCall> make_call(const std::shared_ptr<const detail::Red
                                                const CallOptions& options) {
   const auto& def = *definition;
   const auto& sig = def.signature;
-  // Usage errors first, without the GPU; then the geometry for the call's GPU.
-  detail::check_options(KernelKind::reduction, false, def.name, options);
-  detail::check_counts(def.name, sig.in, sig.out, inputs, outputs, true);
   auto call = std::make_shared<ReductionCall>();
-  detail::init_plan(*call, KernelKind::reduction, def.name, options);
   call->def = definition;
   call->handles = &handles;
-  call->types = detail::call_types(inputs, outputs, options.bindings);
-  call->entry = &detail::type_entry(handles, detail::types_key(call->types),
-                                    [&] { return dsl::resolve_types(sig, call->types, def.name); });
-  call->resolved = call->entry->resolved;
-  call->inputs = detail::describe(inputs);
-  for (std::size_t k = 0; k < sig.in.size(); ++k) {
-    call->input_names.push_back(sig.in[k].name);
-    call->input_texts.push_back(sig.in[k].text);
-    call->scalar_types.push_back(inputs[k].is_array() ? std::nullopt : std::optional<DType>(call->resolved.inputs[k]));
-    if (!inputs[k].is_array()) detail::check_scalar_range(def.name, sig.in[k].text, inputs[k].scalar(), call->resolved.inputs[k]);
-  }
-  for (const auto& out : sig.out) call->output_names.push_back(out.name);
-  const std::vector<ArrayRef> given = detail::describe_outputs(outputs);
-  for (const auto& out : given) call->outputs_given.push_back({true, out, out.dtype});
+  const std::vector<ArrayRef> given = detail::plan_dsl_arguments(*call, KernelKind::reduction, def.name, sig, handles,
+                                                                 call->entry, inputs, outputs, options);
   call->plan = dsl::plan_reduction_shapes(def, call->resolved, call->inputs, given, options.axes, options.keepdims);
   dsl::ReductionPlan& plan = call->plan;
   call->shape = plan.in_shape;
@@ -143,14 +126,10 @@ void ReductionCall::launch_matched(ListView<Arg> inputs, ListView<ArrayRef> outp
   // plan's own after its first launch, else the kernel's memo.
   const detail::LoadedFunctions* loaded = prepared.get(engine->id());
   if (!loaded) {
-    loaded = &detail::find_or_load(*handles, *entry, *engine, device, layout, [&] {
-      try {
-        return engine->load(codegen::reduction_variant(*def, types, resolved, layout),
-                            [&] { return codegen::render_reduction(*def, types, resolved, layout); }, device);
-      } catch (const Error& error) {
-        throw detail::load_error(error, kernel, types, resolved, layout);
-      }
-    }, [&](const Engine::Loaded& module) {
+    loaded = &detail::load_generated(
+        *handles, *entry, *engine, device, kernel, types, resolved, layout,
+        [&] { return codegen::reduction_variant(*def, types, resolved, layout); },
+        [&] { return codegen::render_reduction(*def, types, resolved, layout); }, [&](const Engine::Loaded& module) {
       detail::LoadedFunctions picked;
       picked.functions = {module.module.function(kernel), module.module.function(kernel + "_finish")};
       if (layout.kind == LayoutKind::generic) {
@@ -190,18 +169,7 @@ void ReductionCall::launch_matched(ListView<Arg> inputs, ListView<ArrayRef> outp
   // scratch buffers in place (no allocation per call).
   auto fill = [&](detail::ParamPack& pack, const detail::PackedParams& packed) {
     pack.restore(packed);
-    for (std::size_t k = 0; k < sig.in.size(); ++k) {
-      if (inputs[k].is_array()) {
-        const std::uint64_t address = inputs[k].array().data;
-        std::memcpy(pack.parameter(k), &address, sizeof address);
-      } else {
-        inputs[k].scalar().convert_to(resolved.inputs[k], pack.parameter(k));
-      }
-    }
-    for (std::size_t k = 0; k < sig.out.size(); ++k) {
-      const std::uint64_t address = outputs[k].data;
-      std::memcpy(pack.parameter(sig.in.size() + k), &address, sizeof address);
-    }
+    detail::write_call_arguments(pack, inputs, outputs, resolved.inputs);
     const std::uint64_t scratch[2] = {partials.address(), valid.address()};
     std::memcpy(pack.parameter(partials_parameter), &scratch[0], sizeof scratch[0]);
     std::memcpy(pack.parameter(partials_parameter + 1), &scratch[1], sizeof scratch[1]);
