@@ -214,9 +214,6 @@ void RawCall::launch_matched(ListView<Arg> args, ListView<ArrayRef>, StreamRef s
   if (!entry) {
     entry = module ? &launch_entry(*state, state->make_program, lowered_name, source, kernel, is_expression, options)
                    : &launch_entry(*state, state->make_program, same_name, source, kernel, false, options);
-    // Above 48 KiB of dynamic shared memory a kernel must opt in (CUDA's rule; an attribute
-    // of the function): the call asked for it, so it is raised once, here.
-    if (launch.shared_bytes > 48 * 1024) entry->function.set_max_dynamic_shared_bytes(static_cast<int>(launch.shared_bytes));
     prepared.set(entry);
   }
   static const std::vector<std::size_t> kUnknown;

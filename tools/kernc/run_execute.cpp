@@ -196,7 +196,17 @@ int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engin
   // One launch of the plan; the first one allocates the outputs the plan allocates, later
   // ones write into those.
   std::vector<DeviceArray> results;
+  bool raised_shared_limit = false;
   auto launch = [&]() {
+    if (plan.launch.shared_bytes > 48 * 1024 && !raised_shared_limit) {
+      // Above 48 KiB a raw kernel must opt in (once: it is the function's attribute; the
+      // library leaves that to the caller, as CuPy does).
+      Function function = std::holds_alternative<RawKernel>(entry.kernel)
+                              ? std::get<RawKernel>(entry.kernel).function(call)
+                              : std::get<RawModule>(entry.kernel).get_function(plan.function, call);
+      function.set_max_dynamic_shared_bytes(static_cast<int>(plan.launch.shared_bytes));
+      raised_shared_limit = true;
+    }
     std::vector<ArrayRef> outs;
     for (const auto& r : results) outs.push_back(r.ref());
     if (outs.empty()) {
