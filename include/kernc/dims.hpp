@@ -163,4 +163,12 @@ class Dims {
   std::vector<std::int64_t> heap_;
 };
 
+/// The element count of a shape: the product of its extents, 1 for 0-d. Unchecked: a shape
+/// whose product passes 2^63 is refused by ArrayRef::validate before it gets here.
+inline std::int64_t element_count(const Dims& shape) noexcept {
+  std::int64_t count = 1;
+  for (auto extent : shape) count *= extent;
+  return count;
+}
+
 }  // namespace kernc

@@ -16,6 +16,7 @@
 #include "kernc/dtype.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
+#include "kernc/host_values.hpp"
 #include "kernc/kernel_options.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/limits.hpp"

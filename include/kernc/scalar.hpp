@@ -40,6 +40,10 @@ struct KERNC_API Scalar {
   /// A scalar of a dtype with no C++ type of its own (float16, bfloat16), from a double.
   static Scalar of(DType dtype, double value);
 
+  /// The value of `dtype` whose bytes (itemsize(dtype) of them, little-endian, as
+  /// convert_to writes them) are at `bytes`, as a Scalar of that dtype.
+  static Scalar from_bytes(DType dtype, const void* bytes);
+
   /// The bytes of this value converted to `target` (C conversion), itemsize(target) long.
   void convert_to(DType target, unsigned char* out) const;
   /// False for an integer (or bool) value and an integer `target` whose range does not

@@ -16,7 +16,7 @@
 #include "cache/remote_store.hpp"
 #include "cache/store.hpp"
 #include "kernc/error.hpp"
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 namespace kernc {
 

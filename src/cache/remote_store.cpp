@@ -11,7 +11,7 @@
 #include "platform/ed25519.hpp"
 #include "platform/redis_connection.hpp"
 #include "platform/sha256.hpp"
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 namespace kernc::cache {
 

@@ -19,7 +19,7 @@
 #include "platform/build_id.hpp"
 #include "platform/files.hpp"
 #include "platform/sha256.hpp"
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 namespace kernc::cache {
 

@@ -34,11 +34,7 @@ ArrayRef ArrayRef::contiguous(std::uint64_t data, DType dtype, std::vector<std::
   return ref;
 }
 
-std::int64_t ArrayRef::size() const noexcept {
-  std::int64_t n = 1;
-  for (auto extent : shape) n *= extent;
-  return n;
-}
+std::int64_t ArrayRef::size() const noexcept { return element_count(shape); }
 
 bool ArrayRef::c_contiguous() const noexcept {
   std::int64_t expected = static_cast<std::int64_t>(itemsize(dtype));

@@ -96,6 +96,31 @@ T saturate(long double value) {
 
 }  // namespace
 
+Scalar Scalar::from_bytes(DType dtype, const void* bytes) {
+  auto get = [bytes](auto value) {
+    std::memcpy(&value, bytes, sizeof value);
+    return value;
+  };
+  switch (dtype) {
+    case DType::bool_: return Scalar(get(std::uint8_t{0}) != 0);
+    case DType::int8: return Scalar(get(static_cast<signed char>(0)));
+    case DType::int16: return Scalar(get(static_cast<short>(0)));
+    case DType::int32: return Scalar(get(0));
+    case DType::int64: return Scalar(get(0LL));
+    case DType::uint8: return Scalar(get(static_cast<unsigned char>(0)));
+    case DType::uint16: return Scalar(get(static_cast<unsigned short>(0)));
+    case DType::uint32: return Scalar(get(0u));
+    case DType::uint64: return Scalar(get(0ULL));
+    case DType::float16: return Scalar::of(dtype, half_to_float(get(std::uint16_t{0})));
+    case DType::bfloat16: return Scalar::of(dtype, bfloat16_to_float(get(std::uint16_t{0})));
+    case DType::float32: return Scalar(get(0.0f));
+    case DType::float64: return Scalar(get(0.0));
+    case DType::complex64: return Scalar(get(std::complex<float>()));
+    case DType::complex128: return Scalar(get(std::complex<double>()));
+  }
+  throw Error(ErrorCode::invalid_argument, "Scalar::from_bytes: not a dtype");
+}
+
 bool Scalar::fits(DType target) const noexcept {
   if (!is_integer(target)) return true;
   if (!(is_integer(dtype) || dtype == DType::bool_)) return !std::isnan(real);

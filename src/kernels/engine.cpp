@@ -6,7 +6,7 @@
 #include "cache/cache_key.hpp"
 #include "cache/local_store.hpp"
 #include "kernc/error.hpp"
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 namespace kernc {
 

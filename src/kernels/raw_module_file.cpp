@@ -14,7 +14,7 @@
 #include "cache/entry_trust.hpp"
 #include "kernc/error.hpp"
 #include "platform/files.hpp"
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 namespace kernc {
 

@@ -23,7 +23,7 @@ bool too_large(const std::string& text) {
   try {
     auto shape = kernc::cli::parse_shape(text.substr(first + 1, second == std::string::npos ? std::string::npos
                                                                                                : second - first - 1));
-    return kernc::cli::element_count(shape) > kMaxFuzzedElements;
+    return kernc::element_count(shape) > kMaxFuzzedElements;
   } catch (const kernc::Error&) {
     return false;  // not a shape: load_source must say so itself
   }

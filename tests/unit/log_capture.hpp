@@ -10,7 +10,7 @@
 
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 namespace kernc::test {
 

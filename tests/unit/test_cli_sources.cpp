@@ -1,5 +1,6 @@
-// `kernc run`'s SOURCE values and their NumPy-like views (tools/kernc/run_sources.cpp,
-// run_views.cpp), without a GPU. Expected elements are NumPy's, written as formulas over
+// `kernc run`'s SOURCE syntax and its NumPy-like views (tools/kernc/run_sources.cpp,
+// run_views.cpp), without a GPU. The values they make are the library's host values,
+// tested in test_host_values.cpp. Expected elements are NumPy's, written as formulas over
 // the index (arange makes element k equal to k), never taken from the code under test.
 
 #include <cstdint>

@@ -157,3 +157,12 @@ TEST_CASE("an ArrayRef of up to 8 axes is copied into an Arg without allocating"
   CHECK(long_copy.shape == nine.shape);
   CHECK(long_copy.strides[0] == 4 * 256);
 }
+
+TEST_CASE("element_count: the product of the extents, 1 for 0-d; ArrayRef::size is it") {
+  using Shape = std::vector<std::int64_t>;
+  CHECK(kernc::element_count(Shape{}) == 1);
+  CHECK(kernc::element_count(Shape{3, 0, 5}) == 0);
+  CHECK(kernc::element_count(Shape{2, 3, 4}) == 24);
+  CHECK(kernc::element_count(Dims{7}) == 7);
+  CHECK(kernc::ArrayRef::contiguous(std::uint64_t{0}, kernc::DType::float32, {2, 3, 4}).size() == 24);
+}

@@ -3,14 +3,12 @@
 #include "run_display.hpp"
 
 #include <cmath>
-#include <complex>
-#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "kernc/dims.hpp"
 #include "kernc/scalar.hpp"
-#include "run_sources.hpp"
 
 namespace kernc::cli {
 
@@ -49,35 +47,8 @@ void print_nested(DType dtype, const std::string& data, const std::vector<std::i
 }  // namespace
 
 Element element_at(DType dtype, const std::string& data, std::int64_t index) {
-  const char* at = data.data() + static_cast<std::size_t>(index) * itemsize(dtype);
-  auto get = [at](auto value) {
-    std::memcpy(&value, at, sizeof value);
-    return value;
-  };
-  switch (dtype) {
-    case DType::bool_: return {static_cast<long double>(get(std::uint8_t{0}) != 0), 0};
-    case DType::int8: return {static_cast<long double>(get(std::int8_t{0})), 0};
-    case DType::int16: return {static_cast<long double>(get(std::int16_t{0})), 0};
-    case DType::int32: return {static_cast<long double>(get(std::int32_t{0})), 0};
-    case DType::int64: return {static_cast<long double>(get(std::int64_t{0})), 0};
-    case DType::uint8: return {static_cast<long double>(get(std::uint8_t{0})), 0};
-    case DType::uint16: return {static_cast<long double>(get(std::uint16_t{0})), 0};
-    case DType::uint32: return {static_cast<long double>(get(std::uint32_t{0})), 0};
-    case DType::uint64: return {static_cast<long double>(get(std::uint64_t{0})), 0};
-    case DType::float16: return {half_to_float(get(std::uint16_t{0})), 0};
-    case DType::bfloat16: return {bfloat16_to_float(get(std::uint16_t{0})), 0};
-    case DType::float32: return {get(0.0f), 0};
-    case DType::float64: return {get(0.0), 0};
-    case DType::complex64: {
-      auto c = get(std::complex<float>());
-      return {c.real(), c.imag()};
-    }
-    case DType::complex128: {
-      auto c = get(std::complex<double>());
-      return {c.real(), c.imag()};
-    }
-  }
-  return {};
+  const Scalar value = Scalar::from_bytes(dtype, data.data() + static_cast<std::size_t>(index) * itemsize(dtype));
+  return {value.real, value.imag};
 }
 
 std::string format_element(DType dtype, const Element& value) {

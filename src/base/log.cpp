@@ -1,4 +1,4 @@
-#include "util/log.hpp"
+#include "base/log.hpp"
 
 #include "kernc/log.hpp"
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "kernc/dims.hpp"
 #include "kernc/error.hpp"
 #include "platform/files.hpp"
 
@@ -282,11 +283,7 @@ std::string format_numpy_shape(const std::vector<std::int64_t>& shape) {
 }
 
 
-std::int64_t NpyArray::size() const noexcept {
-  std::int64_t count = 1;
-  for (auto extent : shape) count *= extent;
-  return count;
-}
+std::int64_t NpyArray::size() const noexcept { return kernc::element_count(shape); }
 
 std::string npy_descr(DType dtype) {
   for (const auto& code : kTypeCodes) {
