@@ -105,27 +105,44 @@ class KERNC_API Arg {
 enum class KernelKind { elementwise, reduction, raw };
 KERNC_API const char* to_string(KernelKind kind) noexcept;
 
+/// What a planned call is: what Call's accessors read (for display and tools).
+struct CallDescription {
+  KernelKind kind = KernelKind::elementwise;
+  std::string kernel;
+  CallTypes types;
+  ResolvedTypes resolved;
+  Layout layout;
+  std::vector<std::int64_t> shape;
+  std::vector<ArrayRef> outputs;
+  bool allocates_outputs = false;
+  LaunchConfig launch;
+  int device = 0;
+  int multiprocessors = 0;
+  std::vector<int> axes;
+  std::int64_t reduce_size = 0, splits = 0;
+};
+
 namespace detail {
 class CallPlan;
 }
 
 /// A kernel call, planned: what every kernel kind's plan() returns. Cheap to copy (copies
 /// share the prepared state); usable from several threads at once. It keeps its kernel's
-/// loaded state alive.
+/// loaded state alive, and must not outlive its Engine.
 class KERNC_API Call {
  public:
   Call() = default;
-  explicit Call(std::shared_ptr<const detail::CallPlan> plan) : plan_(std::move(plan)) {}
+  explicit Call(std::shared_ptr<const detail::CallPlan> plan);
   bool valid() const noexcept { return plan_ != nullptr; }
 
   /// Runs the call on `arguments` (inputs, or a raw kernel's arguments in order) that
   /// match its descriptions exactly (scalars may take new values), on `stream`. Outputs
   /// are passed when the plan described them; when it did not, they are allocated and
   /// returned, or the caller passes arrays laid out exactly as outputs() describes. The
-  /// caller's outputs come back as non-owning arrays. An input that overlaps an output (other than
-  /// being the very same view, which is safe elementwise) is read from a copy; outputs that
-  /// overlap each other are an error. Throws kernc::Error(invalid_argument) naming the
-  /// first argument that differs from the plan.
+  /// caller's outputs come back as non-owning arrays. An input that overlaps an output
+  /// (other than being the very same view, which is safe elementwise) is read from a copy;
+  /// outputs that overlap each other are an error. Throws kernc::Error(invalid_argument)
+  /// naming the first argument that differs from the plan.
   std::vector<DeviceArray> launch(ListView<Arg> arguments, ListView<ArrayRef> outputs = {},
                                   StreamRef stream = {}) const;
   /// launch() into the caller's `outputs` (required when the kernel has outputs),
@@ -133,42 +150,42 @@ class KERNC_API Call {
   /// re-launches one plan with new addresses.
   void launch_into(ListView<Arg> arguments, ListView<ArrayRef> outputs, StreamRef stream = {}) const;
 
-  KernelKind kind() const noexcept;
+  // What was planned (valid() calls only).
+  KernelKind kind() const noexcept { return description_->kind; }
   /// The kernel's name; for a module function, the function as the caller named it.
-  const std::string& kernel() const noexcept;
+  const std::string& kernel() const noexcept { return description_->kernel; }
   /// The argument types of the call (a raw kernel's as inputs) and, for elementwise and
   /// reduction kernels, every parameter's resolved dtype.
-  const CallTypes& types() const noexcept;
-  const ResolvedTypes& resolved() const noexcept;
-  /// The program variant (elementwise and reduction kernels): program(types(), layout())
-  /// is what runs. A raw kernel's is Layout{}.
-  const Layout& layout() const noexcept;
+  const CallTypes& types() const noexcept { return description_->types; }
+  const ResolvedTypes& resolved() const noexcept { return description_->resolved; }
+  /// The program variant (elementwise and reduction kernels): program(kernel, types(),
+  /// layout()) is what runs (kernc/pipeline.hpp). A raw kernel's is Layout{}.
+  const Layout& layout() const noexcept { return description_->layout; }
   /// Elementwise: the loop's shape (the broadcast of the non-raw arrays, or (size,));
   /// reduction: the broadcast shape of the non-raw inputs; raw: empty.
-  const std::vector<std::int64_t>& shape() const noexcept;
+  const std::vector<std::int64_t>& shape() const noexcept { return description_->shape; }
   /// Per output parameter: the description given, or the C-contiguous array the launch
   /// allocates (`data` 0). Empty for raw kernels.
-  const std::vector<ArrayRef>& outputs() const noexcept;
-  /// Whether the launch allocates the outputs (none were described).
-  bool allocates_outputs() const noexcept;
+  const std::vector<ArrayRef>& outputs() const noexcept { return description_->outputs; }
+  /// Whether the launch allocates the outputs when none are passed (none were described).
+  bool allocates_outputs() const noexcept { return description_->allocates_outputs; }
   /// Grid and block of the (main) launch. Nothing is launched when the loop is empty.
-  const LaunchConfig& launch_config() const noexcept;
-  /// The GPU and multiprocessor count the call was planned for.
-  int device() const noexcept;
-  int multiprocessors() const noexcept;
+  const LaunchConfig& launch_config() const noexcept { return description_->launch; }
+  /// The GPU and multiprocessor count the call was planned for (0: any, a raw kernel's).
+  int device() const noexcept { return description_->device; }
+  int multiprocessors() const noexcept { return description_->multiprocessors; }
   /// Reductions: the reduced axes (normalised, sorted), the elements reduced into each
   /// output element, and the blocks each output's reduction is split over (more than 1
   /// adds a second, finishing launch and two stream-ordered scratch buffers). 0 or empty
   /// for other kinds.
-  const std::vector<int>& axes() const noexcept;
-  std::int64_t reduce_size() const noexcept;
-  std::int64_t splits() const noexcept;
-
-  /// The plan itself (for kernc's own call paths).
-  const detail::CallPlan* plan() const noexcept { return plan_.get(); }
+  const std::vector<int>& axes() const noexcept { return description_->axes; }
+  std::int64_t reduce_size() const noexcept { return description_->reduce_size; }
+  std::int64_t splits() const noexcept { return description_->splits; }
+  const CallDescription& description() const noexcept { return *description_; }
 
  private:
   std::shared_ptr<const detail::CallPlan> plan_;
+  const CallDescription* description_ = nullptr;  // the plan's, as its public base
 };
 
 }  // namespace kernc

@@ -31,6 +31,8 @@ const detail::CallPlan& checked(const std::shared_ptr<const detail::CallPlan>& p
 }
 }  // namespace
 
+Call::Call(std::shared_ptr<const detail::CallPlan> plan) : plan_(std::move(plan)), description_(plan_.get()) {}
+
 std::vector<DeviceArray> Call::launch(ListView<Arg> arguments, ListView<ArrayRef> outputs, StreamRef stream) const {
   return detail::run(checked(plan_), arguments, outputs, stream, false, false);
 }
@@ -45,20 +47,7 @@ void Call::launch_into(ListView<Arg> arguments, ListView<ArrayRef> outputs, Stre
   detail::run(plan, arguments, outputs, stream, true, false);
 }
 
-KernelKind Call::kind() const noexcept { return plan_->kind; }
-const std::string& Call::kernel() const noexcept { return plan_->kernel; }
-const CallTypes& Call::types() const noexcept { return plan_->types; }
-const ResolvedTypes& Call::resolved() const noexcept { return plan_->resolved; }
-const Layout& Call::layout() const noexcept { return plan_->layout; }
-const std::vector<std::int64_t>& Call::shape() const noexcept { return plan_->shape; }
-const std::vector<ArrayRef>& Call::outputs() const noexcept { return plan_->outputs; }
-bool Call::allocates_outputs() const noexcept { return plan_->outputs_given.empty() && !plan_->outputs.empty(); }
-const LaunchConfig& Call::launch_config() const noexcept { return plan_->launch; }
-int Call::device() const noexcept { return plan_->options.device; }
-int Call::multiprocessors() const noexcept { return plan_->multiprocessors; }
-const std::vector<int>& Call::axes() const noexcept { return plan_->axes; }
-std::int64_t Call::reduce_size() const noexcept { return plan_->reduce_size; }
-std::int64_t Call::splits() const noexcept { return plan_->splits; }
+
 
 namespace detail {
 
@@ -74,6 +63,7 @@ Span span_of(const ArrayRef& array) {
 }
 
 void CallPlan::describe_spans(const std::vector<Parameter>& in, const std::vector<Parameter>& out) {
+  allocates_outputs = outputs_given.empty() && !outputs.empty();
   raw_input.clear();
   for (const auto& param : in) raw_input.push_back(param.raw);
   raw_output.clear();
@@ -199,6 +189,7 @@ void init_plan(CallPlan& plan, KernelKind kind, const std::string& name, const C
   plan.label = kind == KernelKind::raw ? "kernel " + name : name;
   plan.options = options;
   plan.options.stream = StreamRef{};
+  plan.device = options.device;
   plan.engine = &engine_of(options);
 }
 

@@ -45,12 +45,11 @@ struct Span {
 };
 Span span_of(const ArrayRef& array);
 
-class CallPlan {
+/// The description (include/kernc/call.hpp) is the public base: Call's accessors read it.
+class CallPlan : public CallDescription {
  public:
   virtual ~CallPlan() = default;
 
-  KernelKind kind = KernelKind::elementwise;
-  std::string kernel;            ///< the kernel's name (a module function's, as the caller named it)
   std::string label;             ///< how errors name the kernel ("saxpy", "kernel scale")
   CallOptions options;           ///< as planned; the call memo compares them (same_options)
   Engine* engine = nullptr;      ///< never null
@@ -58,18 +57,9 @@ class CallPlan {
   /// outlive the kernel object. Not by the plans the kernel's own memo keeps: that would be
   /// a cycle (the state holds the memo).
   std::shared_ptr<const void> keep_alive;
-  int multiprocessors = 0;       ///< 0: any GPU (a raw kernel's geometry is the caller's)
-
-  CallTypes types;
-  ResolvedTypes resolved;
-  Layout layout;
-  std::vector<std::int64_t> shape;
+  // multiprocessors (the base's): 0 for any GPU (a raw kernel's geometry is the caller's).
   std::vector<dsl::ArgDescription> inputs;          ///< a raw kernel's arguments
   std::vector<dsl::ArgDescription> outputs_given;   ///< empty when the launch allocates
-  std::vector<ArrayRef> outputs;                    ///< as given, or what the launch allocates
-  LaunchConfig launch;
-  std::vector<int> axes;
-  std::int64_t reduce_size = 0, splits = 0;
   bool empty = false;  ///< nothing is launched (an empty loop or no outputs)
 
   /// Raw kernels: arrays are matched by being arrays (their shapes are the caller's
