@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// Typed compile options. They become compiler flags in exactly one function per
-/// compiler (src/compiler/*_flags.cpp) and canonical bytes for the cache key.
+/// compiler (nvrtc_flags in src/compiler/nvrtc_compiler.cpp, hiprtc_flags in
+/// src/compiler/hiprtc_compiler.cpp) and canonical bytes for the cache key.
 
 #include <map>
 #include <string>
