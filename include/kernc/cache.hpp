@@ -1,19 +1,22 @@
 #pragma once
 /// \file
-/// The compile cache: a memory layer over the user's disk cache and any read-only tiers
-/// (KERNC_CACHE_PATH), keyed by everything that reaches the compiler (see NOTE [ cache key ]
-/// in src/cache/cache_key.hpp and cache/FORMAT.md).
+/// The compile cache. A lookup searches, in order: a memory layer, the user's disk cache
+/// (KERNC_CACHE_DIR), the read-only disk tiers (KERNC_CACHE_PATH) and the remote Redis
+/// tier (KERNC_REMOTE_CACHE), and compiles on a miss. Entries are keyed by everything that
+/// reaches the compiler (see NOTE [ cache key ] in src/cache/cache_key.hpp and
+/// cache/FORMAT.md).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernc/compiler.hpp"
 #include "kernc/program.hpp"
+#include "kernc/target.hpp"
 #include "kernc/export.hpp"
 
 namespace kernc {
@@ -119,13 +122,12 @@ struct KERNC_API CacheResult {
   std::string location;   ///< the directory (or redacted remote URL) of the tier that answered; empty for memory and compiles
 };
 
-namespace cache {
-class LocalStore;
-class RemoteStore;
-class Store;
+namespace detail {
+struct CacheInternals;  // kernc's own code reaches the tiers through it (src/cache/cache_internals.hpp)
 }
 
-/// The facade over memory and disk. Thread-safe: lookups of different keys never wait
+/// The facade over every tier: memory, the user's disk cache, the read-only tiers and the
+/// remote tier, searched in that order. Thread-safe: lookups of different keys never wait
 /// for each other; concurrent lookups of one key compile it once.
 class KERNC_API Cache {
  public:
@@ -136,7 +138,7 @@ class KERNC_API Cache {
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
 
-  /// The compiled program for (program, target) from memory, disk, or a fresh compile.
+  /// The compiled program for (program, target) from memory, a tier, or a fresh compile.
   /// Throws kernc::Error(compile_failed) when the source does not compile (not cached).
   CacheResult get_or_compile(const Program& program, const Target& target, const Compiler& compiler);
 
@@ -177,36 +179,20 @@ class KERNC_API Cache {
   /// The tiers searched, in order: the user's cache (if on), the read-only tiers, then the
   /// remote tier as its redacted URL.
   std::vector<std::string> locations() const;
-  /// The disk store, or nullptr when the disk layer is off.
-  cache::LocalStore* store() noexcept { return store_.get(); }
+  /// Whether the user's disk cache is in use: configured and usable, perhaps read-only
+  /// (disk_problem() then says so). False when the disk layer is off or failed.
+  bool uses_disk() const noexcept;
 
  private:
-  struct Memory;
-  /// Every tier in search order: the user's cache, the read-only ones, the remote one.
-  std::vector<cache::Store*> tiers() const;
-  /// Applies `update` to this object's counters and to those not yet saved.
-  void count(const std::function<void(CacheStats&)>& update);
-  /// Counts a damaged or untrusted entry and logs it once per process.
-  void report_corrupt(const cache::Store& tier, const std::string& problem);
-  /// Takes a hit of `tier` into memory and counts it; a remote hit is also written to the
-  /// user's disk cache (back-fill), so the next process finds it locally.
-  /// `encoded` is the entry file's bytes of a remote hit.
-  void take_hit(cache::Store& tier, const std::string& key, std::shared_ptr<const CompiledProgram> program,
-                const std::string& encoded, CacheResult& result, double load_ms, bool fallback);
-  /// Writes a freshly compiled entry to the disk cache and publishes it to the remote tier.
-  void store_compiled(const std::string& key, const std::string& encoded, const Program& program);
+  friend struct detail::CacheInternals;
+  struct Impl;  // the tiers, the memory layer and the counters (src/cache/cache.cpp)
 
+  // What the accessors above return, fixed at construction.
   CacheConfig config_;
   std::string disk_problem_;
   std::vector<std::string> tier_problems_;
-  std::unique_ptr<cache::LocalStore> store_;
-  std::vector<std::unique_ptr<cache::LocalStore>> read_only_;
   std::string remote_problem_;
-  std::unique_ptr<cache::RemoteStore> remote_;
-  std::unique_ptr<Memory> memory_;
-  mutable std::mutex stats_mutex_;
-  CacheStats stats_;
-  CacheStats unsaved_;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// One entry file of a cache directory.
@@ -293,7 +279,8 @@ class KERNC_API CacheDirectory {
   void reset_stats();
 
  private:
-  std::unique_ptr<cache::LocalStore> store_;
+  struct Impl;  // the directory's disk store (src/cache/cache_directory.cpp)
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace kernc

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <future>
 #include <list>
+#include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "cache/cache_internals.hpp"
 #include "cache/cache_key.hpp"
 #include "cache/entry_format.hpp"
 #include "cache/local_store.hpp"
@@ -61,7 +63,7 @@ using ProgramPtr = std::shared_ptr<const CompiledProgram>;
 // so that concurrent lookups of one key compile it once (single flight). The mutex
 // guards only map operations, never a compile or a disk read: a hit never waits
 // behind another key's compile.
-struct Cache::Memory {
+struct MemoryLayer {
   std::mutex mutex;
   std::list<std::string> lru;  // front = most recently used
   struct Slot {
@@ -120,12 +122,115 @@ struct Cache::Memory {
   }
 };
 
-Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make_unique<Memory>()) {
-  memory_->max_bytes = config_.memory_max_size;
+// Everything behind the facade. Its member functions are defined in the class: Cache is
+// exported, and a nested class's out-of-line members would be exported with it.
+struct Cache::Impl {
+  // Declared before the stores, so destroyed after them: the remote store reports its
+  // counters through count().
+  mutable std::mutex stats_mutex;
+  CacheStats stats;
+  CacheStats unsaved;
+  MemoryLayer memory;
+  bool save_sources = false;
+  std::unique_ptr<cache::LocalStore> store;  // the user's cache; null when the disk layer is off
+  std::vector<std::unique_ptr<cache::LocalStore>> read_only;
+  std::unique_ptr<cache::RemoteStore> remote;
+
+  // Every tier in search order: the user's cache, the read-only ones, the remote one.
+  std::vector<cache::Store*> tiers() const {
+    std::vector<cache::Store*> tiers;
+    if (store) tiers.push_back(store.get());
+    for (const auto& tier : read_only) tiers.push_back(tier.get());
+    if (remote) tiers.push_back(remote.get());
+    return tiers;
+  }
+
+  // Applies `update` to this object's counters and to those not yet saved.
+  template <class Update>
+  void count(const Update& update) {
+    std::lock_guard<std::mutex> lock(stats_mutex);
+    update(stats);
+    update(unsaved);
+  }
+
+  // Counts a damaged or untrusted entry and logs it once per process.
+  void report_corrupt(const cache::Store& tier, const std::string& problem) {
+    const bool is_remote = &tier == remote.get();
+    if (memory.first_report(problem)) {
+      detail::logger().warn("corrupt cache entry passed over{}: {}",
+                            &tier == store.get() ? " (a compile replaces it)"
+                            : is_remote          ? fmt::format(" in the remote cache {}", tier.location())
+                                                 : std::string(" in a read-only tier"),
+                            problem);
+    }
+    // The remote tier counts its own rejections (remote_rejected).
+    if (!is_remote) count([](CacheStats& s) { ++s.corrupt_entries; });
+  }
+
+  // Takes a hit of `tier` into memory and counts it; a remote hit is also written to the
+  // user's disk cache (back-fill), so the next process finds it locally. `encoded` is the
+  // entry file's bytes of a remote hit.
+  void take_hit(cache::Store& tier, const std::string& key, ProgramPtr program, const std::string& encoded,
+                CacheResult& result, double load_ms, bool fallback) {
+    const bool is_remote = &tier == remote.get();
+    const bool own = &tier == store.get();
+    result.key = key;
+    result.program = std::move(program);
+    result.outcome = is_remote ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
+    result.location = tier.location();
+    memory.insert(key, result.program);
+    count([own, is_remote, load_ms, fallback](CacheStats& s) {
+      if (!is_remote) ++(own ? s.disk_hits : s.read_only_hits);
+      s.fallback_hits += fallback ? 1 : 0;
+      s.load_ms += is_remote ? 0 : load_ms;
+    });
+    if (is_remote && store && store->writable() && !encoded.empty()) {
+      try {
+        auto evicted = store->put(key, encoded);
+        count([evicted](CacheStats& s) { s.evictions += evicted; });
+      } catch (const Error& error) {
+        count([](CacheStats& s) { ++s.store_failures; });
+        if (!memory.warned_store_failure.exchange(true)) {
+          detail::logger().warn("cannot write a remote hit to the disk cache: {}", error.what());
+        }
+      }
+    }
+  }
+
+  // Writes a freshly compiled entry to the disk cache and publishes it to the remote tier.
+  void store_compiled(const std::string& key, const std::string& encoded, const Program& program) {
+    if (store && store->writable()) {
+      try {
+        auto evicted = store->put(key, encoded);
+        count([evicted](CacheStats& s) { s.evictions += evicted; });
+        if (save_sources) store->put_source(key, program.source);
+      } catch (const Error& error) {
+        count([](CacheStats& s) { ++s.store_failures; });
+        if (!memory.warned_store_failure.exchange(true)) {
+          detail::logger().warn("cannot write to the disk cache, keeping compiled kernels in memory: {}",
+                                error.what());
+        }
+      }
+    }
+    if (remote && remote->writable()) {
+      try {
+        remote->put(key, encoded);
+      } catch (const Error& error) {
+        // Counted by the store (remote_errors); a failed publish costs others a compile, no more.
+        detail::logger().warn("{}", error.what());
+      }
+    }
+  }
+};
+
+Cache::Cache(CacheConfig config) : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
+  impl_->memory.max_bytes = config_.memory_max_size;
+  impl_->save_sources = config_.save_sources;
   if (config_.remote) {
     try {
-      remote_ = std::make_unique<cache::RemoteStore>(*config_.remote,
-                                                     [this](const CacheStats& delta) { count([&delta](CacheStats& s) { s += delta; }); });
+      Impl* impl = impl_.get();
+      impl_->remote = std::make_unique<cache::RemoteStore>(
+          *config_.remote, [impl](const CacheStats& delta) { impl->count([&delta](CacheStats& s) { s += delta; }); });
     } catch (const Error& error) {
       remote_problem_ = fmt::format("{}: the remote cache is off", error.what());
       detail::logger().warn("{}", remote_problem_);
@@ -133,8 +238,8 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make
   }
   if (!config_.disk_enabled) return;
   try {
-    store_ = std::make_unique<cache::LocalStore>(config_.directory, config_.max_size);
-    if (!store_->writable()) {
+    impl_->store = std::make_unique<cache::LocalStore>(config_.directory, config_.max_size);
+    if (!impl_->store->writable()) {
       disk_problem_ = fmt::format("cache directory {} is not writable: existing entries are used, new ones are "
                                   "kept in memory only", config_.directory);
     }
@@ -144,7 +249,7 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make
   if (!disk_problem_.empty()) detail::logger().warn("{}", disk_problem_);
   for (const auto& directory : config_.read_only_directories) {
     try {
-      read_only_.push_back(
+      impl_->read_only.push_back(
           std::make_unique<cache::LocalStore>(directory, 0, cache::LocalStore::Mode::read_only));
     } catch (const Error& error) {
       tier_problems_.push_back(fmt::format("{}: this read-only tier is left out", error.what()));
@@ -153,86 +258,13 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), memory_(std::make
   }
 }
 
-std::vector<cache::Store*> Cache::tiers() const {
-  std::vector<cache::Store*> tiers;
-  if (store_) tiers.push_back(store_.get());
-  for (const auto& tier : read_only_) tiers.push_back(tier.get());
-  if (remote_) tiers.push_back(remote_.get());
-  return tiers;
-}
+bool Cache::uses_disk() const noexcept { return impl_->store != nullptr; }
 
-void Cache::count(const std::function<void(CacheStats&)>& update) {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  update(stats_);
-  update(unsaved_);
-}
-
-void Cache::report_corrupt(const cache::Store& tier, const std::string& problem) {
-  const bool remote = &tier == remote_.get();
-  if (memory_->first_report(problem)) {
-    detail::logger().warn("corrupt cache entry passed over{}: {}",
-                          &tier == store_.get() ? " (a compile replaces it)"
-                          : remote              ? fmt::format(" in the remote cache {}", tier.location())
-                                                : std::string(" in a read-only tier"),
-                          problem);
-  }
-  // The remote tier counts its own rejections (remote_rejected).
-  if (!remote) count([](CacheStats& s) { ++s.corrupt_entries; });
-}
-
-void Cache::take_hit(cache::Store& tier, const std::string& key, std::shared_ptr<const CompiledProgram> program,
-                     const std::string& encoded, CacheResult& result, double load_ms, bool fallback) {
-  const bool remote = &tier == remote_.get();
-  const bool own = &tier == store_.get();
-  result.key = key;
-  result.program = std::move(program);
-  result.outcome = remote ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
-  result.location = tier.location();
-  memory_->insert(key, result.program);
-  count([own, remote, load_ms, fallback](CacheStats& s) {
-    if (!remote) ++(own ? s.disk_hits : s.read_only_hits);
-    s.fallback_hits += fallback ? 1 : 0;
-    s.load_ms += remote ? 0 : load_ms;
-  });
-  if (remote && store_ && store_->writable() && !encoded.empty()) {
-    try {
-      auto evicted = store_->put(key, encoded);
-      count([evicted](CacheStats& s) { s.evictions += evicted; });
-    } catch (const Error& error) {
-      count([](CacheStats& s) { ++s.store_failures; });
-      if (!memory_->warned_store_failure.exchange(true)) {
-        detail::logger().warn("cannot write a remote hit to the disk cache: {}", error.what());
-      }
-    }
-  }
-}
-
-void Cache::store_compiled(const std::string& key, const std::string& encoded, const Program& program) {
-  if (store_ && store_->writable()) {
-    try {
-      auto evicted = store_->put(key, encoded);
-      count([evicted](CacheStats& s) { s.evictions += evicted; });
-      if (config_.save_sources) store_->put_source(key, program.source);
-    } catch (const Error& error) {
-      count([](CacheStats& s) { ++s.store_failures; });
-      if (!memory_->warned_store_failure.exchange(true)) {
-        detail::logger().warn("cannot write to the disk cache, keeping compiled kernels in memory: {}", error.what());
-      }
-    }
-  }
-  if (remote_ && remote_->writable()) {
-    try {
-      remote_->put(key, encoded);
-    } catch (const Error& error) {
-      // Counted by the store (remote_errors); a failed publish costs others a compile, no more.
-      detail::logger().warn("{}", error.what());
-    }
-  }
-}
+cache::LocalStore* detail::CacheInternals::disk_store(Cache& cache) noexcept { return cache.impl_->store.get(); }
 
 std::vector<std::string> Cache::locations() const {
   std::vector<std::string> locations;
-  for (const auto* tier : tiers()) locations.push_back(tier->location());
+  for (const auto* tier : impl_->tiers()) locations.push_back(tier->location());
   return locations;
 }
 
@@ -250,19 +282,19 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return !accept || accept(result);
   };
-  const std::vector<cache::Store*> tiers = this->tiers();
+  const std::vector<cache::Store*> tiers = impl_->tiers();
   for (size_t rung = 0; rung < targets.size(); ++rung) {
     const Target& target = targets[rung];
     const std::string program_key = cache::program_key(digest, target);
     detail::logger().debug("{}: looking for {} (program key {}) in memory and {} tier(s)", name, target.str(),
                            program_key, tiers.size());
     CacheResult result;
-    if (auto [key, program_ptr] = memory_->find_program(program_key); program_ptr) {
+    if (auto [key, program_ptr] = impl_->memory.find_program(program_key); program_ptr) {
       result.key = key;
       result.program = program_ptr;
       result.outcome = CacheOutcome::memory_hit;
       if (answer(result)) {
-        count([rung](CacheStats& s) {
+        impl_->count([rung](CacheStats& s) {
           ++s.memory_hits;
           s.fallback_hits += rung > 0 ? 1 : 0;
         });
@@ -276,7 +308,7 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
         double load_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
         if (lookup.status == cache::StoreLookup::Status::corrupt) {
-          report_corrupt(*tier, lookup.problem);
+          impl_->report_corrupt(*tier, lookup.problem);
           continue;
         }
         if (lookup.status != cache::StoreLookup::Status::hit) continue;
@@ -284,10 +316,10 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
         CacheResult offered;
         offered.key = key;
         offered.program = std::make_shared<const CompiledProgram>(std::move(lookup.entry->program));
-        offered.outcome = tier == remote_.get() ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
+        offered.outcome = tier == impl_->remote.get() ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
         offered.location = tier->location();
         if (!answer(offered)) continue;
-        take_hit(*tier, key, offered.program, lookup.encoded, result, load_ms, rung > 0);
+        impl_->take_hit(*tier, key, offered.program, lookup.encoded, result, load_ms, rung > 0);
         result.elapsed_ms = offered.elapsed_ms;
         detail::logger().info("{}: {} binary {} from {} ({:.2f} ms)", name, target.str(), key,
                               tier->location(), load_ms);
@@ -332,9 +364,9 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
                            key_material(program, target, compiler));
   }
 
-  if ((result.program = memory_->find(result.key))) {
+  if ((result.program = impl_->memory.find(result.key))) {
     result.outcome = CacheOutcome::memory_hit;
-    count([](CacheStats& s) { ++s.memory_hits; });
+    impl_->count([](CacheStats& s) { ++s.memory_hits; });
     result.elapsed_ms = elapsed_ms();
     return result;
   }
@@ -344,42 +376,42 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
   std::shared_future<ProgramPtr> pending;
   bool leader = false;
   {
-    std::lock_guard<std::mutex> lock(memory_->mutex);
-    auto found = memory_->in_flight.find(result.key);
-    if (found != memory_->in_flight.end()) {
+    std::lock_guard<std::mutex> lock(impl_->memory.mutex);
+    auto found = impl_->memory.in_flight.find(result.key);
+    if (found != impl_->memory.in_flight.end()) {
       pending = found->second;
     } else {
       pending = promise.get_future().share();
-      memory_->in_flight.emplace(result.key, pending);
+      impl_->memory.in_flight.emplace(result.key, pending);
       leader = true;
     }
   }
   if (!leader) {
     result.program = pending.get();  // rethrows the leader's compile error
     result.outcome = CacheOutcome::memory_hit;
-    count([](CacheStats& s) { ++s.memory_hits; });
+    impl_->count([](CacheStats& s) { ++s.memory_hits; });
     result.elapsed_ms = elapsed_ms();
     return result;
   }
 
   auto finish_flight = [this, &result] {
-    std::lock_guard<std::mutex> lock(memory_->mutex);
-    memory_->in_flight.erase(result.key);
+    std::lock_guard<std::mutex> lock(impl_->memory.mutex);
+    impl_->memory.in_flight.erase(result.key);
   };
   try {
-    const std::vector<cache::Store*> tiers = this->tiers();
+    const std::vector<cache::Store*> tiers = impl_->tiers();
     for (cache::Store* tier : tiers) {
       auto load_start = std::chrono::steady_clock::now();
       auto lookup = tier->get(result.key);
       double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
       if (lookup.status == cache::StoreLookup::Status::hit) {
-        take_hit(*tier, result.key, std::make_shared<const CompiledProgram>(std::move(lookup.entry->program)),
+        impl_->take_hit(*tier, result.key, std::make_shared<const CompiledProgram>(std::move(lookup.entry->program)),
                  lookup.encoded, result, load_ms, false);
         detail::logger().info("{} for {}: {} in {} ({:.2f} ms)", program.name, target.str(), to_string(result.outcome),
                               tier->location(), load_ms);
         break;
       }
-      if (lookup.status == cache::StoreLookup::Status::corrupt) report_corrupt(*tier, lookup.problem);
+      if (lookup.status == cache::StoreLookup::Status::corrupt) impl_->report_corrupt(*tier, lookup.problem);
     }
     if (!result.program) {
       detail::logger().debug("{} for {}: in no cache ({} tier(s) searched), compiling with {}", program.name,
@@ -388,10 +420,10 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
       try {
         compiled = compiler.compile(program, target);
       } catch (const Error& error) {
-        if (error.code() == ErrorCode::compile_failed) count([](CacheStats& s) { ++s.compile_failures; });
+        if (error.code() == ErrorCode::compile_failed) impl_->count([](CacheStats& s) { ++s.compile_failures; });
         throw;
       }
-      count([&compiled](CacheStats& s) {
+      impl_->count([&compiled](CacheStats& s) {
         ++s.compiles;
         s.compile_ms += compiled.compile_ms;
       });
@@ -400,10 +432,10 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
       detail::logger().info("{} for {}: compiled by {} in {:.1f} ms ({} bytes), key {}", program.name, target.str(),
                             compiler.identity().str(), result.program->compile_ms, result.program->binary.size(),
                             result.key);
-      if ((store_ && store_->writable()) || (remote_ && remote_->writable())) {
-        store_compiled(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()), program);
+      if ((impl_->store && impl_->store->writable()) || (impl_->remote && impl_->remote->writable())) {
+        impl_->store_compiled(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()), program);
       }
-      memory_->insert(result.key, result.program);
+      impl_->memory.insert(result.key, result.program);
     }
     promise.set_value(result.program);
     finish_flight();
@@ -417,24 +449,24 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
 }
 
 bool Cache::stored(const std::string& key) const {
-  if (!store_) return false;
+  if (!impl_->store) return false;
   struct stat info {};
-  return ::lstat(store_->entry_path(key).c_str(), &info) == 0 && S_ISREG(info.st_mode);
+  return ::lstat(impl_->store->entry_path(key).c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
 CacheStats Cache::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mutex_);
-  return stats_;
+  std::lock_guard<std::mutex> lock(impl_->stats_mutex);
+  return impl_->stats;
 }
 
 void Cache::flush_stats() {
   CacheStats delta;
   {
-    std::lock_guard<std::mutex> lock(stats_mutex_);
-    delta = unsaved_;
-    unsaved_ = {};
+    std::lock_guard<std::mutex> lock(impl_->stats_mutex);
+    delta = impl_->unsaved;
+    impl_->unsaved = {};
   }
-  if (store_ && store_->writable()) store_->add_stats(delta);
+  if (impl_->store && impl_->store->writable()) impl_->store->add_stats(delta);
 }
 
 }  // namespace kernc

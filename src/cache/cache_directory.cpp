@@ -12,19 +12,26 @@
 
 namespace kernc {
 
+// The directory's disk store. Defined in the class: a nested class of an exported one
+// exports its out-of-line members.
+struct CacheDirectory::Impl {
+  explicit Impl(const CacheConfig& config) : store(config.directory, config.max_size) {}
+  cache::LocalStore store;
+};
+
 CacheDirectory::CacheDirectory(const CacheConfig& config) {
   if (config.directory.empty()) {
     throw Error(ErrorCode::io, "no cache directory: set KERNC_CACHE_DIR, XDG_CACHE_HOME or HOME, or pass --cache-dir");
   }
-  store_ = std::make_unique<cache::LocalStore>(config.directory, config.max_size);
+  impl_ = std::make_unique<Impl>(config);
 }
 
 CacheDirectory::~CacheDirectory() = default;
 CacheDirectory::CacheDirectory(CacheDirectory&&) noexcept = default;
 CacheDirectory& CacheDirectory::operator=(CacheDirectory&&) noexcept = default;
 
-const std::string& CacheDirectory::root() const noexcept { return store_->root(); }
-std::vector<CacheEntryFile> CacheDirectory::list() const { return store_->list(); }
+const std::string& CacheDirectory::root() const noexcept { return impl_->store.root(); }
+std::vector<CacheEntryFile> CacheDirectory::list() const { return impl_->store.list(); }
 
 std::optional<CacheEntryContents> CacheDirectory::read(const CacheEntryFile& file, std::string* problem) const {
   auto entry = cache::decode_entry(platform::read_file(file.path), file.key, problem);
@@ -32,20 +39,20 @@ std::optional<CacheEntryContents> CacheDirectory::read(const CacheEntryFile& fil
   return CacheEntryContents{entry->key, entry->metadata.dump(), std::move(entry->program)};
 }
 
-CacheVerifyReport CacheDirectory::verify(bool remove) const { return store_->verify(remove); }
-CachePruneReport CacheDirectory::prune(std::uint64_t max_size) { return store_->prune(max_size); }
-std::uint64_t CacheDirectory::clear() { return store_->clear(); }
+CacheVerifyReport CacheDirectory::verify(bool remove) const { return impl_->store.verify(remove); }
+CachePruneReport CacheDirectory::prune(std::uint64_t max_size) { return impl_->store.prune(max_size); }
+std::uint64_t CacheDirectory::clear() { return impl_->store.clear(); }
 
 CacheEntryFile CacheDirectory::find(const std::string& prefix) const {
   CacheEntryFile file;
-  file.key = store_->resolve(prefix);
-  file.path = store_->entry_path(file.key);
+  file.key = impl_->store.resolve(prefix);
+  file.path = impl_->store.entry_path(file.key);
   return file;
 }
 
 CacheMergeReport CacheDirectory::merge_from(const std::string& directory) {
   std::error_code error;
-  if (std::filesystem::equivalent(directory, store_->root(), error)) {
+  if (std::filesystem::equivalent(directory, impl_->store.root(), error)) {
     throw Error(ErrorCode::io, fmt::format("{} is the cache directory itself: nothing to merge", directory));
   }
   // The source is treated as a read-only tier: its entries are code, checked as a
@@ -62,20 +69,20 @@ CacheMergeReport CacheDirectory::merge_from(const std::string& directory) {
       report.bad.push_back({file.path, lookup.problem.empty() ? "no longer there" : lookup.problem});
       continue;
     }
-    if (store_->get(file.key).status == cache::StoreLookup::Status::hit) {
+    if (impl_->store.get(file.key).status == cache::StoreLookup::Status::hit) {
       ++report.already_present;
       continue;
     }
-    report.evicted += store_->put(file.key, lookup.encoded);
+    report.evicted += impl_->store.put(file.key, lookup.encoded);
     ++report.copied;
     report.bytes_copied += lookup.encoded.size();
   }
   return report;
 }
 
-std::string CacheDirectory::source_path(const std::string& key) const { return store_->source_path(key); }
-CacheStats CacheDirectory::read_stats() const { return store_->read_stats(); }
-void CacheDirectory::add_stats(const CacheStats& delta) { store_->add_stats(delta); }
-void CacheDirectory::reset_stats() { store_->reset_stats(); }
+std::string CacheDirectory::source_path(const std::string& key) const { return impl_->store.source_path(key); }
+CacheStats CacheDirectory::read_stats() const { return impl_->store.read_stats(); }
+void CacheDirectory::add_stats(const CacheStats& delta) { impl_->store.add_stats(delta); }
+void CacheDirectory::reset_stats() { impl_->store.reset_stats(); }
 
 }  // namespace kernc

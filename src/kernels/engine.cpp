@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cache/cache_internals.hpp"
 #include "cache/cache_key.hpp"
-#include "cache/local_store.hpp"
 #include "kernc/error.hpp"
 #include "base/log.hpp"
 
@@ -151,7 +151,8 @@ Engine::Loaded Engine::load(const Program& program, const Device& device) {
 
 Engine::Loaded Engine::load(const std::string& variant, const std::function<Program()>& make_program,
                             const Device& device) {
-  const cache::VariantIndex* index = variant.empty() || !cache_->store() ? nullptr : cache_->store()->variant_index();
+  const cache::LocalStore* disk = variant.empty() ? nullptr : cache::disk_store(*cache_);
+  const cache::VariantIndex* index = disk ? disk->variant_index() : nullptr;
   if (index) {
     if (const auto digest = index->find(variant)) {
       std::optional<Loaded> loaded;

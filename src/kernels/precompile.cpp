@@ -120,7 +120,7 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
     const CacheStats stats = cache.stats();
     if (!cache.disk_problem().empty()) {
       summary.not_stored_reason = cache.disk_problem();
-    } else if (!cache.store()) {
+    } else if (!cache.uses_disk()) {
       summary.not_stored_reason = "the disk cache is off";
     } else {
       summary.not_stored_reason =

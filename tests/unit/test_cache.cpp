@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cache/cache_internals.hpp"
 #include "cache/entry_format.hpp"
 #include "cache/local_store.hpp"
 #include "child_process.hpp"
@@ -105,7 +106,7 @@ TEST_CASE("cache::Cache::get_or_compile compiles, then hits memory, then hits di
   {
     Cache cache(config);
     CHECK(cache.disk_problem().empty());
-    REQUIRE(cache.store() != nullptr);
+    REQUIRE(cache.uses_disk());
     first = cache.get_or_compile(program, sm80(), nvrtc());
     CHECK(first.outcome == CacheOutcome::compiled);
     CHECK(kernc::test::is_cache_key(first.key));
@@ -117,7 +118,7 @@ TEST_CASE("cache::Cache::get_or_compile compiles, then hits memory, then hits di
     CHECK(cache.stats().compiles == 1);
     CHECK(cache.stats().compile_ms > 0);
 
-    const std::string path = cache.store()->entry_path(first.key);
+    const std::string path = kernc::cache::disk_store(cache)->entry_path(first.key);
     check_entry_file(path, first.key, *first.program);
     CHECK(!has_temp_files(config.directory));
 
@@ -148,13 +149,13 @@ TEST_CASE("cache::Cache::get_or_compile compiles, then hits memory, then hits di
     CHECK(ptx.outcome == CacheOutcome::compiled);
     CHECK(ptx.key != first.key);
     CHECK(contains(ptx.program->binary, ".target sm_80"));
-    CHECK(fresh.store()->list().size() == 2);
+    CHECK(kernc::cache::disk_store(fresh)->list().size() == 2);
   }
   SUBCASE("another program is another entry") {
     CacheResult other = fresh.get_or_compile(kernels_program(1), sm80(), nvrtc());
     CHECK(other.outcome == CacheOutcome::compiled);
     CHECK(other.key != first.key);
-    CHECK(fresh.store()->list().size() == 2);
+    CHECK(kernc::cache::disk_store(fresh)->list().size() == 2);
   }
 }
 
@@ -166,7 +167,7 @@ TEST_CASE("cache::Cache::get_or_compile recompiles a damaged entry and rewrites 
   {
     Cache cache(config);
     key = cache.get_or_compile(program, sm80(), nvrtc()).key;
-    path = cache.store()->entry_path(key);
+    path = kernc::cache::disk_store(cache)->entry_path(key);
   }
   pristine = kernc::platform::read_file(path);
   std::string damaged = pristine;
@@ -252,7 +253,7 @@ TEST_CASE("cache::Cache keeps compiling when the disk layer cannot be used") {
   }
   kernc::test::LogCapture log;
   Cache cache(config);
-  CHECK(cache.store() == nullptr);
+  CHECK(!cache.uses_disk());
   if (logs_problem) {
     for (const auto& word : expected_words) {
       INFO("word = " << word);
@@ -303,7 +304,7 @@ TEST_CASE("cache::Cache on a directory without write permission serves existing 
         kernc::test::LogCapture log;
         Cache cache(config);
         if (!contains(cache.disk_problem(), "not writable")) return "disk_problem: " + cache.disk_problem();
-        if (!cache.store() || cache.store()->writable()) return "the store is missing or writable";
+        if (!cache.uses_disk() || kernc::cache::disk_store(cache)->writable()) return "the store is missing or writable";
         if (!contains(log.text(), "not writable")) return "no warning was logged";
         CacheResult hit = cache.get_or_compile(program, sm80(), nvrtc());
         if (hit.outcome != CacheOutcome::disk_hit) return std::string("outcome ") + kernc::to_string(hit.outcome);
@@ -347,7 +348,7 @@ TEST_CASE("cache::Cache::get_or_compile compiles a key once when threads ask at 
   CHECK(compiled == 1);
   CHECK(cache.stats().compiles == 1);
   CHECK(cache.stats().memory_hits == kThreads - 1);
-  CHECK(cache.store()->list().size() == 1);
+  CHECK(kernc::cache::disk_store(cache)->list().size() == 1);
 }
 
 TEST_CASE("cache::Cache::get_or_compile hands a compile error to every waiting thread and does not cache it") {
@@ -383,7 +384,7 @@ TEST_CASE("cache::Cache::get_or_compile hands a compile error to every waiting t
   CHECK(failures >= 1);
   CHECK(failures <= kThreads);
   CHECK(cache.stats().compiles == 0);
-  CHECK(cache.store()->list().empty());
+  CHECK(kernc::cache::disk_store(cache)->list().empty());
   // Not cached: the next lookup compiles (and fails) again.
   CHECK_THROWS_AS(cache.get_or_compile(broken, sm80(), nvrtc()), Error);
   CHECK(cache.stats().compile_failures == failures + 1);
@@ -412,7 +413,7 @@ TEST_CASE("cache::Cache::get_or_compile checks its arguments before compiling") 
   }
   CHECK(cache.stats().compiles == 0);
   CHECK(cache.stats().compile_failures == 0);
-  CHECK(cache.store()->list().empty());
+  CHECK(kernc::cache::disk_store(cache)->list().empty());
 }
 
 TEST_CASE("cache::Cache bounds its memory layer") {
@@ -434,17 +435,17 @@ TEST_CASE("cache::Cache evicts disk entries over max_size and counts it") {
   {
     Cache sizing(cache_config_in(dir, "sizing"));
     auto result = sizing.get_or_compile(kernels_program(0), sm80(), nvrtc());
-    entry_size = std::filesystem::file_size(sizing.store()->entry_path(result.key));
+    entry_size = std::filesystem::file_size(kernc::cache::disk_store(sizing)->entry_path(result.key));
   }
   const CacheConfig config = cache_config_in(dir, "cache", entry_size + entry_size / 2);
   std::string first_key, second_key;
   {
     Cache cache(config);
     first_key = cache.get_or_compile(kernels_program(0), sm80(), nvrtc()).key;
-    age(cache.store()->entry_path(first_key), 60);
+    age(kernc::cache::disk_store(cache)->entry_path(first_key), 60);
     second_key = cache.get_or_compile(kernels_program(1), sm80(), nvrtc()).key;
     CHECK(cache.stats().evictions == 1);
-    auto files = cache.store()->list();
+    auto files = kernc::cache::disk_store(cache)->list();
     REQUIRE(files.size() == 1);
     CHECK(files[0].key == second_key);
     // The memory layer still has the evicted one.
@@ -455,7 +456,7 @@ TEST_CASE("cache::Cache evicts disk entries over max_size and counts it") {
   CHECK(fresh.get_or_compile(kernels_program(0), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(fresh.stats().evictions == 1);
   fresh.flush_stats();
-  CHECK(fresh.store()->read_stats().evictions == 2);
+  CHECK(kernc::cache::disk_store(fresh)->read_stats().evictions == 2);
 }
 
 TEST_CASE("cache::Cache::flush_stats adds this object's counters to the directory once") {
@@ -467,7 +468,7 @@ TEST_CASE("cache::Cache::flush_stats adds this object's counters to the director
     cache.get_or_compile(kernels_program(), sm80(), nvrtc());
     cache.flush_stats();
     cache.flush_stats();  // nothing new: adds nothing
-    kernc::CacheStats saved = cache.store()->read_stats();
+    kernc::CacheStats saved = kernc::cache::disk_store(cache)->read_stats();
     CHECK(saved.compiles == 1);
     CHECK(saved.memory_hits == 1);
     CHECK(saved.compile_ms > 0);

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache/cache_internals.hpp"
 #include "cache/local_store.hpp"
 #include "child_process.hpp"
 #include "kernc/cache.hpp"
@@ -204,9 +205,9 @@ TEST_CASE("codegen: every template variant for every dtype compiles without warn
   }
   // Shard the HIP jobs only when many are missing from the cache.
   std::size_t missing = 0;
-  for (std::size_t k = nvrtc_jobs; k < jobs.size() && cache.store() != nullptr; ++k) {
+  for (std::size_t k = nvrtc_jobs; k < jobs.size() && cache.uses_disk(); ++k) {
     const std::string key = cache.key(jobs[k].program, jobs[k].target, *jobs[k].compiler);
-    missing += !std::filesystem::exists(cache.store()->entry_path(key));
+    missing += !std::filesystem::exists(kernc::cache::disk_store(cache)->entry_path(key));
   }
   const std::size_t shards = missing >= 16 ? std::clamp<std::size_t>(cores, 2, 8) : 1;
   kernc::test::TempDir logs;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "allocation_count.hpp"
+#include "cache/cache_internals.hpp"
 #include "cache/cache_key.hpp"
 #include "cache/local_store.hpp"
 #include "kernc/engine.hpp"
@@ -509,7 +510,7 @@ TEST_CASE("elementwise::a new engine loads a generated program through the varia
   const Engine::Loaded first = gpus.engine->load(variant, make, gpus.engine->device(gpus.first_ordinal));
   CHECK(made == 1);
   CHECK(first.outcome == CacheOutcome::compiled);
-  const cache::VariantIndex* index = gpus.engine->cache().store()->variant_index();
+  const cache::VariantIndex* index = kernc::cache::disk_store(gpus.engine->cache())->variant_index();
   REQUIRE(index);
   const std::string file = index->path(variant);
   CHECK(platform::read_file(file) == digest + "\n");
@@ -544,7 +545,7 @@ TEST_CASE("elementwise::a new engine loads a generated program through the varia
     CHECK((info.st_mode & 0777) == 0600);
   }
   SUBCASE("the cache cleared: the program is compiled again, and the index follows") {
-    gpus.engine->cache().store()->clear();
+    kernc::cache::disk_store(gpus.engine->cache())->clear();
     CHECK(load_in_new_engine().outcome == CacheOutcome::compiled);
     CHECK(made == 2);
     CHECK(platform::read_file(file) == digest + "\n");
@@ -562,7 +563,7 @@ TEST_CASE("elementwise::the plain call records its variant, and a new engine's f
   DeviceArray x = gpus.array(1000), y = gpus.array(1000), z = gpus.array(1000);
   saxpy({2.0f, x, y}, {z}, gpus.options);
   const CallTypes types = parse_call_signature("scalar float32, float32, float32 -> float32");
-  const std::string file = gpus.engine->cache().store()->variant_index()->path(kernc::variant(saxpy, types, Layout{}));
+  const std::string file = kernc::cache::disk_store(gpus.engine->cache())->variant_index()->path(kernc::variant(saxpy, types, Layout{}));
   CHECK(platform::read_file(file) == cache::program_digest(kernc::program(saxpy, types, Layout{})) + "\n");
 
   // A new engine and a new kernel object: what a fresh process has. Its first call reaches

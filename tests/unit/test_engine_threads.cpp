@@ -18,6 +18,7 @@
 
 #include <doctest/doctest.h>
 
+#include "cache/cache_internals.hpp"
 #include "cache/local_store.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
@@ -133,5 +134,5 @@ TEST_CASE("threads::32 threads sharing one Engine compile each program once and 
   CHECK(stats.compiles == distinct_programs);  // concurrent lookups of one key compiled it once
   CHECK(stats.compile_failures == 0);
   CHECK(stats.memory_hits == kThreads * kRounds * (shared.size() + 1) - distinct_programs);
-  CHECK(engine.cache().store()->list().size() == distinct_programs);
+  CHECK(kernc::cache::disk_store(engine.cache())->list().size() == distinct_programs);
 }

@@ -55,7 +55,7 @@ nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, 
           {"failed", summary.failed},
           {"not_stored", summary.not_stored},
           {"not_stored_reason", summary.not_stored_reason},
-          {"cache_dir", cache.store() ? cache.config().directory : ""},
+          {"cache_dir", cache.uses_disk() ? cache.config().directory : ""},
           {"seconds", summary.seconds},
           {"jobs", jobs},
           {"shard", summary.shard.str()},
@@ -151,7 +151,7 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   if (summary.not_stored > 0) {
     fmt::print(stderr, "kernc: error: {} compiled program(s) are not in the cache directory{}, so the cache is "
                "incomplete: {}\n",
-               summary.not_stored, cache.store() ? " " + cache.config().directory : "", summary.not_stored_reason);
+               summary.not_stored, cache.uses_disk() ? " " + cache.config().directory : "", summary.not_stored_reason);
   }
   if (summary.failed > 0) {
     for (const auto& failure : summary.failures) {
