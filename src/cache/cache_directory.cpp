@@ -6,7 +6,7 @@
 
 #include "cache/entry_format.hpp"
 #include "cache/local_store.hpp"
-#include "kernc/cache.hpp"
+#include "kernc/cache_directory.hpp"
 #include "kernc/error.hpp"
 #include "platform/files.hpp"
 

@@ -26,11 +26,12 @@
 
 #include "cache/store.hpp"
 #include "cache/variant_index.hpp"
-#include "kernc/cache.hpp"
+#include "kernc/cache_directory.hpp"
+#include "kernc/cache_stats.hpp"
 
 namespace kernc::cache {
 
-// The public report types (include/kernc/cache.hpp), by their store names.
+// The public report types (include/kernc/cache_directory.hpp), by their store names.
 using EntryFile = CacheEntryFile;
 using VerifyReport = CacheVerifyReport;
 using PruneReport = CachePruneReport;

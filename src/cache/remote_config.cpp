@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "kernc/cache.hpp"
+#include "kernc/remote_cache.hpp"
 #include "kernc/error.hpp"
 
 namespace kernc {

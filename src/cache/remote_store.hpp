@@ -46,7 +46,8 @@
 #include <vector>
 
 #include "cache/store.hpp"
-#include "kernc/cache.hpp"
+#include "kernc/cache_stats.hpp"
+#include "kernc/remote_cache.hpp"
 
 namespace kernc::platform {
 class RedisConnection;

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "kernc/cache.hpp"
 #include "kernc/config.hpp"
 #include "kernc/error.hpp"
+#include "kernc/remote_cache.hpp"
 #include "temp_dir.hpp"
 
 using kernc::parse_remote_cache_url;

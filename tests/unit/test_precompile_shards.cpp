@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernc/cache.hpp"
+#include "kernc/cache_directory.hpp"
 #include "kernc/error.hpp"
 #include "kernc/spec_file.hpp"
 #include "platform/files.hpp"

@@ -8,7 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_context.hpp"
-#include "kernc/cache.hpp"
+#include "kernc/cache_directory.hpp"
+#include "kernc/cache_stats.hpp"
 #include "kernc/files.hpp"
 
 namespace kernc::cli {

@@ -7,6 +7,7 @@
 
 #include "cli_context.hpp"
 #include "kernc/devices.hpp"
+#include "kernc/remote_cache.hpp"
 #include "kernc/version.hpp"
 
 namespace kernc::cli {
