@@ -5,15 +5,12 @@
 /// Thread-safe. Engine::global() is built from the environment on first use; a host
 /// program may build its own from a Config instead and pass it in CallOptions.
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "kernc/array.hpp"
 #include "kernc/cache.hpp"
@@ -75,21 +72,13 @@ class KERNC_API Engine {
   std::vector<Loaded> loaded() const;
 
  private:
-  /// Offers a cache hit (or a fresh compile) to the driver: on success `loaded` holds the
-  /// module (the one loaded before for this device and key, if any); a cached binary the
-  /// driver refuses is described in `refusals` and false returned.
-  bool try_load(const CacheResult& result, const Device& device, std::optional<Loaded>& loaded,
-                std::string& refusals);
+  struct Impl;  // the lock, the compilers, the loaded modules, the opened devices (src/kernels/engine.cpp)
 
+  // What id(), config() and cache() return, held here: kernel calls ask for them per launch.
   const std::uint64_t id_;
   Config config_;
   std::unique_ptr<Cache> cache_;
-  mutable std::mutex mutex_;
-  std::map<Backend, std::shared_ptr<const Compiler>> compilers_;
-  std::map<std::pair<int, std::string>, Loaded> modules_;
-  // Devices opened so far, by ordinal: published once, never replaced while the engine lives.
-  std::atomic<const Device*> device_slots_[kDeviceSlots] = {};
-  std::vector<std::unique_ptr<Device>> opened_devices_;  // owns what device_slots_ points at; under mutex_
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace kernc

@@ -1,5 +1,11 @@
 #include "kernc/engine.hpp"
 
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,54 +21,6 @@ std::uint64_t next_engine_id() {
   static std::atomic<std::uint64_t> last{0};
   return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
-}  // namespace
-
-Engine::Engine(Config config)
-    : id_(next_engine_id()), config_(std::move(config)), cache_(std::make_unique<Cache>(config_.cache_config())) {
-  check_compile_policy(config_.compile_policy.value, "the compile policy");
-}
-
-Engine::~Engine() = default;
-
-Engine& Engine::global() {
-  // Never destroyed: kernels may run from static destructors of the host program.
-  static Engine* engine = [] {
-    Config config = Config::from_environment();
-    // KERNC_LOG_LEVEL is documented as the library logger's level: a host program that
-    // uses the global engine gets it applied; one that builds its own Config decides.
-    if (config.log_level.source != "default") set_log_level(config.log_level.value);
-    return new Engine(std::move(config));
-  }();
-  return *engine;
-}
-
-const Compiler& Engine::compiler(Backend backend) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& slot = compilers_[backend];
-  if (!slot) slot = load_compiler(backend, config_.compiler_paths());
-  return *slot;
-}
-
-Device Engine::device(int ordinal) {
-  // Every kernel call asks for its device: after the first time, a lock-free read.
-  const bool slotted = ordinal >= 0 && ordinal < kDeviceSlots;
-  if (slotted) {
-    if (const Device* known = device_slots_[ordinal].load(std::memory_order_acquire)) return *known;
-  }
-  Device device = config_.runtime.value == "hip"
-                      ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
-                      : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
-  if (slotted) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (device_slots_[ordinal].load(std::memory_order_relaxed) == nullptr) {
-      opened_devices_.push_back(std::make_unique<Device>(device));
-      device_slots_[ordinal].store(opened_devices_.back().get(), std::memory_order_release);
-    }
-  }
-  return device;
-}
-
-namespace {
 
 // Says how a rung of the ladder relates to the device, for people.
 std::string describe_choice(const Target& served, const Target& device) {
@@ -87,41 +45,104 @@ std::string describe_choice(const Target& served, const Target& device) {
 // A binary the driver refuses (PTX newer than the driver, a cubin of a newer toolkit) is
 // passed over, logged, and the next rung is tried. The choice is visible: Loaded::choice,
 // a debug log line, and CacheStats::fallback_hits.
-bool Engine::try_load(const CacheResult& result, const Device& device, std::optional<Loaded>& loaded,
-                      std::string& refusals) {
-  const auto slot_key = std::make_pair(device.ordinal(), result.key);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto found = modules_.find(slot_key); found != modules_.end()) {
-      loaded = found->second;
-      return true;
+
+// Everything behind the engine's accessors. Its member functions are defined in the class:
+// Engine is exported, and a nested class's out-of-line members would be exported with it.
+struct Engine::Impl {
+  mutable std::mutex mutex;
+  std::map<Backend, std::shared_ptr<const Compiler>> compilers;  // under mutex
+  std::map<std::pair<int, std::string>, Loaded> modules;         // under mutex
+  // Devices opened so far, by ordinal: published once, never replaced while the engine lives.
+  std::atomic<const Device*> device_slots[kDeviceSlots] = {};
+  std::vector<std::unique_ptr<Device>> opened_devices;  // owns what device_slots points at; under mutex
+
+  // Offers a cache hit (or a fresh compile) to the driver: on success `loaded` holds the
+  // module (the one loaded before for this device and key, if any); a cached binary the
+  // driver refuses is described in `refusals` and false returned.
+  bool try_load(const CacheResult& result, const Device& device, std::optional<Loaded>& loaded,
+                std::string& refusals) {
+    const auto slot_key = std::make_pair(device.ordinal(), result.key);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto found = modules.find(slot_key); found != modules.end()) {
+        loaded = found->second;
+        return true;
+      }
+    }
+    Loaded fresh;
+    try {
+      fresh.module = device.load(result.program->binary);
+    } catch (const Error& error) {
+      if (result.outcome == CacheOutcome::compiled) throw;
+      refusals += fmt::format("; the driver refused {} from {}: {}", result.program->target.str(),
+                              result.location.empty() ? "memory" : result.location, error.what());
+      detail::logger().warn("cache entry {} passed over: the driver cannot load it: {}", result.key, error.what());
+      return false;
+    }
+    fresh.program = result.program;
+    fresh.outcome = result.outcome;
+    fresh.key = result.key;
+    fresh.location = result.location;
+    fresh.choice = describe_choice(result.program->target, device.target());
+    std::lock_guard<std::mutex> lock(mutex);
+    loaded = modules.emplace(slot_key, std::move(fresh)).first->second;  // a racing load of the key wins once
+    return true;
+  }
+};
+
+Engine::Engine(Config config)
+    : id_(next_engine_id()),
+      config_(std::move(config)),
+      cache_(std::make_unique<Cache>(config_.cache_config())),
+      impl_(std::make_unique<Impl>()) {
+  check_compile_policy(config_.compile_policy.value, "the compile policy");
+}
+
+Engine::~Engine() = default;
+
+Engine& Engine::global() {
+  // Never destroyed: kernels may run from static destructors of the host program.
+  static Engine* engine = [] {
+    Config config = Config::from_environment();
+    // KERNC_LOG_LEVEL is documented as the library logger's level: a host program that
+    // uses the global engine gets it applied; one that builds its own Config decides.
+    if (config.log_level.source != "default") set_log_level(config.log_level.value);
+    return new Engine(std::move(config));
+  }();
+  return *engine;
+}
+
+const Compiler& Engine::compiler(Backend backend) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto& slot = impl_->compilers[backend];
+  if (!slot) slot = load_compiler(backend, config_.compiler_paths());
+  return *slot;
+}
+
+Device Engine::device(int ordinal) {
+  // Every kernel call asks for its device: after the first time, a lock-free read.
+  const bool slotted = ordinal >= 0 && ordinal < kDeviceSlots;
+  if (slotted) {
+    if (const Device* known = impl_->device_slots[ordinal].load(std::memory_order_acquire)) return *known;
+  }
+  Device device = config_.runtime.value == "hip"
+                      ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
+                      : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
+  if (slotted) {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->device_slots[ordinal].load(std::memory_order_relaxed) == nullptr) {
+      impl_->opened_devices.push_back(std::make_unique<Device>(device));
+      impl_->device_slots[ordinal].store(impl_->opened_devices.back().get(), std::memory_order_release);
     }
   }
-  Loaded fresh;
-  try {
-    fresh.module = device.load(result.program->binary);
-  } catch (const Error& error) {
-    if (result.outcome == CacheOutcome::compiled) throw;
-    refusals += fmt::format("; the driver refused {} from {}: {}", result.program->target.str(),
-                            result.location.empty() ? "memory" : result.location, error.what());
-    detail::logger().warn("cache entry {} passed over: the driver cannot load it: {}", result.key, error.what());
-    return false;
-  }
-  fresh.program = result.program;
-  fresh.outcome = result.outcome;
-  fresh.key = result.key;
-  fresh.location = result.location;
-  fresh.choice = describe_choice(result.program->target, device.target());
-  std::lock_guard<std::mutex> lock(mutex_);
-  loaded = modules_.emplace(slot_key, std::move(fresh)).first->second;  // a racing load of the key wins once
-  return true;
+  return device;
 }
 
 Engine::Loaded Engine::load(const Program& program, const Device& device) {
   const Target target = device.target();
   std::optional<Loaded> loaded;
   std::string refusals;
-  auto offer = [&](const CacheResult& result) { return try_load(result, device, loaded, refusals); };
+  auto offer = [&](const CacheResult& result) { return impl_->try_load(result, device, loaded, refusals); };
   const std::vector<Target> ladder = binary_ladder(target);
   if (cache_->find(program, ladder, offer)) {
     detail::logger().debug("{} on device {} ({}): {} from {}", program.name, device.ordinal(), target.str(),
@@ -143,7 +164,7 @@ Engine::Loaded Engine::load(const Program& program, const Device& device) {
   // The cache answers from memory after the first call; compiling happens outside any
   // lock of the engine, so loads of other programs never wait for it.
   CacheResult result = cache_->get_or_compile(program, target, compiler);
-  try_load(result, device, loaded, refusals);
+  impl_->try_load(result, device, loaded, refusals);
   detail::logger().debug("{} on device {} ({}): {} ({})", program.name, device.ordinal(), target.str(),
                          loaded->choice, to_string(result.outcome));
   return *loaded;
@@ -157,7 +178,7 @@ Engine::Loaded Engine::load(const std::string& variant, const std::function<Prog
     if (const auto digest = index->find(variant)) {
       std::optional<Loaded> loaded;
       std::string refusals;
-      auto offer = [&](const CacheResult& result) { return try_load(result, device, loaded, refusals); };
+      auto offer = [&](const CacheResult& result) { return impl_->try_load(result, device, loaded, refusals); };
       if (cache_->find_digest(*digest, "program " + digest->substr(0, 12), binary_ladder(device.target()), offer)) {
         return *loaded;
       }
@@ -171,15 +192,15 @@ Engine::Loaded Engine::load(const std::string& variant, const std::function<Prog
 }
 
 std::vector<Engine::Loaded> Engine::loaded() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
   std::vector<Loaded> all;
-  for (const auto& [slot, loaded] : modules_) all.push_back(loaded);
+  for (const auto& [slot, loaded] : impl_->modules) all.push_back(loaded);
   return all;
 }
 
 std::size_t Engine::loaded_modules() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return modules_.size();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->modules.size();
 }
 
 }  // namespace kernc
