@@ -394,21 +394,25 @@ std::vector<DeviceArray> run(const CallPlan& plan, ListView<Arg> inputs, ListVie
 
 namespace {
 
-bool same_launch(const std::optional<LaunchConfig>& a, const std::optional<LaunchConfig>& b) noexcept {
-  if (a.has_value() != b.has_value()) return false;
-  if (!a) return true;
-  return std::memcmp(a->grid, b->grid, sizeof a->grid) == 0 && std::memcmp(a->block, b->block, sizeof a->block) == 0 &&
-         a->shared_bytes == b->shared_bytes && a->cooperative == b->cooperative;
+bool same_launch(const std::optional<LaunchConfig>& planned, const LaunchConfig* launch) noexcept {
+  if (planned.has_value() != (launch != nullptr)) return false;
+  if (!launch) return true;
+  return std::memcmp(planned->grid, launch->grid, sizeof launch->grid) == 0 &&
+         std::memcmp(planned->block, launch->block, sizeof launch->block) == 0 &&
+         planned->shared_bytes == launch->shared_bytes && planned->cooperative == launch->cooperative;
 }
 
-// Whether a plan made with `planned` is the plan of a call with `options` (the stream aside).
-bool same_options(const CallPlan& plan, const CallOptions& options) noexcept {
+// Whether a plan is the plan of a call with `options` (the stream aside), whose launch
+// configuration and function are `launch` and `function` (a raw call's own arguments, or
+// the options'). Cheapest and likeliest differences first; the engine as the options name
+// it (nullptr: the global one), so no lookup.
+bool same_options(const CallPlan& plan, const CallOptions& options, const LaunchConfig* launch,
+                  const std::string& function) noexcept {
   const CallOptions& planned = plan.options;
-  return planned.device == options.device && plan.engine == (options.engine ? options.engine : &Engine::global()) &&
-         planned.multiprocessors == options.multiprocessors && planned.size == options.size &&
+  return planned.device == options.device && planned.engine == options.engine && planned.size == options.size &&
          planned.block_size == options.block_size && planned.keepdims == options.keepdims &&
-         planned.axes == options.axes && planned.bindings == options.bindings && planned.function == options.function &&
-         same_launch(planned.launch, options.launch);
+         planned.multiprocessors == options.multiprocessors && same_launch(planned.launch, launch) &&
+         planned.function == function && planned.axes == options.axes && planned.bindings == options.bindings;
 }
 
 }  // namespace
@@ -424,12 +428,15 @@ bool same_options(const CallPlan& plan, const CallOptions& options) noexcept {
 // ring bounds the memory: a program that cycles through more shapes than that plans per
 // call, as before.
 std::shared_ptr<const CallPlan> RecentCalls::find(ListView<Arg> inputs, ListView<ArrayRef> outputs,
-                                                  const CallOptions& options) {
+                                                  const CallOptions& options, const LaunchConfig* launch,
+                                                  const std::string* function) {
+  const LaunchConfig* launch_of_call = launch ? launch : (options.launch ? &*options.launch : nullptr);
+  const std::string& function_of_call = function ? *function : options.function;
   std::lock_guard<std::mutex> lock(mutex_);
   for (std::size_t n = 1; n <= kSize; ++n) {
     const auto& plan = ring_[(next_ + kSize - n) % kSize];
     if (!plan) break;
-    if (same_options(*plan, options) && matches(*plan, inputs, outputs)) return plan;
+    if (same_options(*plan, options, launch_of_call, function_of_call) && matches(*plan, inputs, outputs)) return plan;
   }
   return nullptr;
 }

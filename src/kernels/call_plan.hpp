@@ -149,4 +149,20 @@ std::vector<DeviceArray> call_through_memo(RecentCalls& recent, ListView<Arg> in
   return run(*plan, inputs, outputs, options.stream, false, false);
 }
 
+/// The same for a raw kernel's call, whose LaunchConfig and function are arguments of their
+/// own (compared in place: the call copies its options only to plan). It launches on the
+/// config's stream when that names one, else the options'.
+template <class Make>
+void call_raw_through_memo(RecentCalls& recent, ListView<Arg> args, const CallOptions& options,
+                           const LaunchConfig& config, const std::string& function, Make&& make) {
+  const StreamRef stream = config.stream.handle ? config.stream : options.stream;
+  if (auto plan = recent.find(args, {}, options, &config, &function)) {
+    run(*plan, args, {}, stream, true, true);
+    return;
+  }
+  std::shared_ptr<const CallPlan> plan = make();
+  recent.remember(plan);
+  run(*plan, args, {}, stream, true, false);
+}
+
 }  // namespace kernc::detail

@@ -30,7 +30,10 @@ class CallPlan;
 class RecentCalls {
  public:
   /// A plan made for the same options whose descriptions the arguments match, or null.
-  std::shared_ptr<const CallPlan> find(ListView<Arg> inputs, ListView<ArrayRef> outputs, const CallOptions& options);
+  /// `launch` and `function`, when given, stand for the options' (a raw call's own
+  /// arguments, so that a call need not copy its options to look).
+  std::shared_ptr<const CallPlan> find(ListView<Arg> inputs, ListView<ArrayRef> outputs, const CallOptions& options,
+                                       const LaunchConfig* launch = nullptr, const std::string* function = nullptr);
   void remember(std::shared_ptr<const CallPlan> plan);
 
  private:

@@ -274,9 +274,9 @@ Call RawKernel::plan(const LaunchConfig& config, ListView<Arg> args, const CallO
 }
 
 void RawKernel::operator()(const LaunchConfig& config, ListView<Arg> args, const CallOptions& options) const {
-  const CallOptions call = detail::with_launch(options, config, {});
-  detail::call_through_memo(state_->recent, args, {}, call,
-                            [&] { return detail::make_raw_call(*state_, code_, name_, false, false, args, call); });
+  detail::call_raw_through_memo(state_->recent, args, options, config, options.function, [&] {
+    return detail::make_raw_call(*state_, code_, name_, false, false, args, detail::with_launch(options, config, {}));
+  });
 }
 
 Function RawModule::get_function(const std::string& name, const CallOptions& options) const {
@@ -299,10 +299,9 @@ Call RawModule::plan(const std::string& function, const LaunchConfig& config, Li
 
 void RawModule::launch(const std::string& function, const LaunchConfig& config, ListView<Arg> args,
                        const CallOptions& options) const {
-  const CallOptions call = detail::with_launch(options, config, function);
-  detail::call_through_memo(state_->recent, args, {}, call, [&] {
+  detail::call_raw_through_memo(state_->recent, args, options, config, function, [&] {
     return detail::make_raw_call(*state_, code_, function, true, detail::is_name_expression(name_expressions_, function),
-                                 args, call);
+                                 args, detail::with_launch(options, config, function));
   });
 }
 
