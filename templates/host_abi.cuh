@@ -73,11 +73,21 @@ typedef struct kernc_host_kernel {
   kernc_host_entry entry;
 } kernc_host_kernel;
 
-// A host program exports (all extern "C"):
+// One global a name expression names (a `__device__` variable template, say): its lowered
+// name, address and size. Globals named plainly are found with dlsym.
+typedef struct kernc_host_global {
+  const char* name;
+  void* address;
+  unsigned long long bytes;
+} kernc_host_global;
+
+// A host program exports (all extern "C"; src/compiler/host_entries.cpp writes them):
 //   const unsigned kernc_host_abi_version;         // KERNC_HOST_ABI_VERSION
 //   const int kernc_host_needs_threads;            // 1: run blocks as fibers
 //   const char kernc_host_target[];                // the target it was built for ("cpu-x86-64-v3")
-//   const kernc_host_kernel kernc_host_kernels[];  // ends with {0, 0}
+//   const kernc_host_kernel kernc_host_kernels[];  // ends with {0, 0}; entries may be 0 (a
+//                                                  // name expression naming a global)
+//   const kernc_host_global kernc_host_globals[];  // ends with {0, 0, 0}; names may be 0
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,10 @@
 // in templates/ or src/ may test which compiler is running.
 #pragma once
 
-#if defined(__HIPCC_RTC__) || defined(__HIP__)
+#if defined(KERNC_HOST)
+// The host backend (NOTE [ host compiler ], src/compiler/host_compiler.cpp): the system C++
+// compiler, with templates/host_cuda.cuh's CUDA environment included before this file.
+#elif defined(__HIPCC_RTC__) || defined(__HIP__)
 #define KERNC_HIP 1
 #else
 #define KERNC_CUDA 1
@@ -24,6 +27,26 @@ KERNC_DEVICE unsigned short float_to_half_bits(float f) {
   unsigned short h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
+#elif defined(KERNC_HOST)
+  // In software, as a GPU's cvt.rn.f16.f32 rounds: to nearest even, NaN to 0x7fff.
+  const unsigned int u = float_bits(f), a = u & 0x7fffffffu;
+  const unsigned short sign = static_cast<unsigned short>((u >> 16) & 0x8000u);
+  if (a > 0x7f800000u) return 0x7fff;
+  if (a >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and up round to infinity
+  unsigned int h, rest, half;
+  if (a < 0x38800000u) {  // below 2^-14: a subnormal half, or zero
+    if (a < 0x33000000u) return sign;
+    const unsigned int shift = 126u - (a >> 23), mantissa = (a & 0x7fffffu) | 0x800000u;
+    h = mantissa >> shift;
+    rest = mantissa & ((1u << shift) - 1u);
+    half = 1u << (shift - 1u);
+  } else {
+    h = (a - 0x38000000u) >> 13;
+    rest = a & 0x1fffu;
+    half = 0x1000u;
+  }
+  if (rest > half || (rest == half && (h & 1u))) ++h;
+  return static_cast<unsigned short>(sign | h);
 #else
   _Float16 h = static_cast<_Float16>(f);
   return *reinterpret_cast<unsigned short*>(&h);
@@ -35,6 +58,15 @@ KERNC_DEVICE float half_bits_to_float(unsigned short h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
+#elif defined(KERNC_HOST)
+  const unsigned int sign = (static_cast<unsigned int>(h) & 0x8000u) << 16;
+  const unsigned int exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0x1fu) return mantissa ? bits_float(0x7fffffffu) : bits_float(sign | 0x7f800000u);
+  if (exponent == 0) {
+    const float value = static_cast<float>(mantissa) * 5.9604644775390625e-8f;  // exact: m * 2^-24
+    return sign ? -value : value;
+  }
+  return bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 #else
   return static_cast<float>(*reinterpret_cast<_Float16*>(&h));
 #endif
@@ -44,7 +76,7 @@ KERNC_DEVICE float half_bits_to_float(unsigned short h) {
 // of the warp must call it. Groups of up to 32 lanes only: AMD's wavefronts are 64 wide,
 // NVIDIA's warps 32, and a group never straddles either.
 KERNC_DEVICE unsigned int shuffle_down(unsigned int word, int offset) {
-#if defined(KERNC_CUDA)
+#if defined(KERNC_CUDA) || defined(KERNC_HOST)
   return __shfl_down_sync(0xffffffffu, word, offset);
 #else
   return __shfl_down(word, offset);

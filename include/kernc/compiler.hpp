@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// One compiler interface with an NVRTC and a HIPRTC implementation.
+/// One compiler interface with NVRTC, HIPRTC and host C++ compiler implementations.
 
 #include <memory>
 #include <optional>
@@ -64,6 +64,7 @@ struct KERNC_API CompilerLibraryPaths {
   std::string hiprtc_override;  ///< KERNC_HIPRTC_LIBRARY
   std::string cuda_home;        ///< CUDA_HOME / CUDA_PATH, searched after the sonames
   std::string rocm_home;        ///< ROCM_PATH / HIP_PATH: where ROCm's include/ is looked for
+  std::string host_cxx;         ///< KERNC_HOST_CXX: the host backend's C++ compiler; empty: found on PATH
   /// KERNC_CUDA_INCLUDE / KERNC_ROCM_INCLUDE: the toolkit include directories, separated by
   /// ':', or "none"; unset, they are found next to the compiler (see CompilerIdentity).
   std::optional<std::string> cuda_include;

@@ -54,14 +54,21 @@ struct KERNC_API Config {
   /// The HIP runtime library (libamdhip64) for KERNC_RUNTIME=hip (KERNC_HIP_LIBRARY). Not
   /// the compiler's: from ROCm 6 on, HIPRTC is a library of its own (libhiprtc).
   Setting<std::string> hip_runtime_library;
-  /// Which runtime launches kernels: "cuda" (default) or "hip" (KERNC_RUNTIME; HIP is
-  /// compile-tested only).
+  /// Which runtime launches kernels: "cuda" (default), "hip" (compile-tested only) or
+  /// "cpu", the host's own cores (KERNC_RUNTIME).
   Setting<std::string> runtime;
+  /// The host backend's C++ compiler (KERNC_HOST_CXX): a command on PATH or a path; unset,
+  /// the first of g++, clang++ and c++ on PATH.
+  Setting<std::string> host_cxx;
+  /// The host backend's worker threads (KERNC_CPU_THREADS); 0, the default: one per
+  /// hardware thread.
+  Setting<int> cpu_threads;
   Setting<std::string> log_level;
 
   /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_REMOTE_CACHE, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
   /// KERNC_SAVE_SOURCE, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH,
-  /// KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
+  /// KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME, KERNC_HOST_CXX, KERNC_CPU_THREADS
+  /// and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
   /// The same, with an injectable lookup (for tests).
   static Config from_environment(const std::function<const char*(const char*)>& lookup);

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string_view>
 
-#include "codegen/templates.hpp"
+#include "core/templates.hpp"
 
 namespace kernc::codegen {
 

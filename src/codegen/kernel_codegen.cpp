@@ -4,7 +4,7 @@
 
 #include "codegen/render.hpp"
 #include "codegen/snippets.hpp"
-#include "codegen/templates.hpp"
+#include "core/templates.hpp"
 #include "dsl/loop_plan.hpp"
 #include "dsl/type_resolution.hpp"
 #include "kernc/error.hpp"

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "compiler/host_compiler.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
@@ -10,12 +11,21 @@
 
 namespace kernc {
 
-std::string CompilerIdentity::str() const {
-  return fmt::format("{} {}", backend == Backend::cuda ? "nvrtc" : "hiprtc", version);
+namespace {
+const char* compiler_kind(Backend backend) {
+  switch (backend) {
+    case Backend::cuda: return "nvrtc";
+    case Backend::hip: return "hiprtc";
+    case Backend::cpu: return "host-c++";
+  }
+  return "unknown";
 }
+}  // namespace
+
+std::string CompilerIdentity::str() const { return fmt::format("{} {}", compiler_kind(backend), version); }
 
 std::string CompilerIdentity::reported() const {
-  std::string text = fmt::format("{} {}", backend == Backend::cuda ? "nvrtc" : "hiprtc", version);
+  std::string text = fmt::format("{} {}", compiler_kind(backend), version);
   for (const auto& target : targets) text += " " + target;
   // "none" (no toolkit headers found) keeps the key of a compiler without them as it was.
   if (headers != "none") text += " headers " + headers;
@@ -29,12 +39,13 @@ bool backend_built(Backend backend) noexcept {
   (void)backend;
   return true;
 #else
-  return backend == Backend::cuda;
+  return backend != Backend::hip;
 #endif
 }
 
 std::shared_ptr<const Compiler> load_compiler(Backend backend, const CompilerLibraryPaths& paths) {
   if (backend == Backend::cuda) return compiler::load_nvrtc(paths);
+  if (backend == Backend::cpu) return compiler::load_host_compiler(paths);
 #ifdef KERNC_WITH_HIP
   return compiler::load_hiprtc(paths);
 #else

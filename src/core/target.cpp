@@ -9,13 +9,21 @@
 
 namespace kernc {
 
-const char* to_string(Backend backend) noexcept { return backend == Backend::cuda ? "cuda" : "hip"; }
+const char* to_string(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::cuda: return "cuda";
+    case Backend::hip: return "hip";
+    case Backend::cpu: return "cpu";
+  }
+  return "unknown";
+}
 
 const char* to_string(BinaryKind kind) noexcept {
   switch (kind) {
     case BinaryKind::cubin: return "cubin";
     case BinaryKind::ptx: return "ptx";
     case BinaryKind::hsaco: return "hsaco";
+    case BinaryKind::shared_object: return "so";
   }
   return "unknown";
 }
@@ -24,8 +32,9 @@ BinaryKind parse_binary_kind(std::string_view text) {
   if (text == "cubin") return BinaryKind::cubin;
   if (text == "ptx") return BinaryKind::ptx;
   if (text == "hsaco") return BinaryKind::hsaco;
+  if (text == "so") return BinaryKind::shared_object;
   throw Error(ErrorCode::invalid_argument,
-              fmt::format("unknown binary kind \"{}\": expected cubin, ptx or hsaco", text));
+              fmt::format("unknown binary kind \"{}\": expected cubin, ptx, hsaco or so", text));
 }
 
 namespace {
@@ -33,7 +42,8 @@ Error bad_target(std::string_view text, std::string_view why) {
   return Error(ErrorCode::invalid_argument,
                fmt::format("invalid target \"{}\": {}; expected sm_NN or compute_NN (optionally "
                            "with suffix a or f, e.g. sm_90a) for CUDA, or gfxNNN with optional "
-                           "features (e.g. gfx90a:xnack-) for HIP",
+                           "features (e.g. gfx90a:xnack-) for HIP, or cpu, cpu-x86-64[-v2|-v3|-v4] or "
+                           "cpu-armv8-a for the host",
                            text, why));
 }
 
@@ -68,6 +78,22 @@ void check_gfx(std::string_view text) {
     pos = end == std::string_view::npos ? text.size() : end;
   }
 }
+// The host ISA levels, lowest first per family: a binary of a level runs on every CPU of a
+// later level of its family.
+const std::vector<std::string>& host_levels(std::string_view family) {
+  static const std::vector<std::string> x86 = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  static const std::vector<std::string> arm = {"armv8-a"};
+  return family == "arm" ? arm : x86;
+}
+
+bool is_host_level(std::string_view arch) {
+  for (const char* family : {"x86", "arm"}) {
+    for (const auto& level : host_levels(family)) {
+      if (level == arch) return true;
+    }
+  }
+  return false;
+}
 }  // namespace
 
 Target Target::parse(std::string_view text) {
@@ -81,6 +107,13 @@ Target Target::parse(std::string_view text) {
     check_gfx(text);
     return Target(Backend::hip, BinaryKind::hsaco, std::string(text), 0);
   }
+  if (text == "cpu") return host_target();
+  if (text.rfind("cpu-", 0) == 0) {
+    if (!is_host_level(text.substr(4))) {
+      throw bad_target(text, "unknown host ISA level (x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or armv8-a)");
+    }
+    return Target(Backend::cpu, BinaryKind::shared_object, std::string(text.substr(4)), 0);
+  }
   throw bad_target(text, text.empty() ? "it is empty" : "unknown prefix");
 }
 
@@ -89,15 +122,19 @@ std::string Target::str() const {
     case BinaryKind::cubin: return "sm_" + arch_;
     case BinaryKind::ptx: return "compute_" + arch_;
     case BinaryKind::hsaco: return arch_;
+    case BinaryKind::shared_object: return "cpu-" + arch_;
   }
   return arch_;
 }
 
 Target Target::with_binary_kind(BinaryKind kind) const {
-  bool fits = backend_ == Backend::cuda ? kind != BinaryKind::hsaco : kind == BinaryKind::hsaco;
+  const bool fits = backend_ == Backend::cuda  ? kind == BinaryKind::cubin || kind == BinaryKind::ptx
+                    : backend_ == Backend::hip ? kind == BinaryKind::hsaco
+                                               : kind == BinaryKind::shared_object;
   if (!fits) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("target {} cannot produce {}: CUDA targets emit cubin or ptx, HIP targets hsaco",
+                fmt::format("target {} cannot produce {}: CUDA targets emit cubin or ptx, HIP targets hsaco, "
+                            "host targets so",
                             str(), to_string(kind)));
   }
   return Target(backend_, kind, arch_, sm_number_);
@@ -109,6 +146,14 @@ std::vector<Target> binary_ladder(const Target& device) {
     ladder.push_back(device);
     const std::string& name = device.arch();
     if (auto colon = name.find(':'); colon != std::string::npos) ladder.push_back(Target::parse(name.substr(0, colon)));
+    return ladder;
+  }
+  if (device.backend() == Backend::cpu) {
+    const auto& levels = host_levels(device.arch().rfind("arm", 0) == 0 ? "arm" : "x86");
+    for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+      if (ladder.empty() && *level != device.arch()) continue;
+      ladder.push_back(Target::parse("cpu-" + *level));
+    }
     return ladder;
   }
   if (device.binary_kind() != BinaryKind::cubin) {
@@ -129,6 +174,45 @@ std::vector<Target> binary_ladder(const Target& device) {
     if (cc <= sm) ladder.push_back(Target::parse(fmt::format("compute_{}", cc)));
   }
   return ladder;
+}
+
+Target host_target() {
+#if defined(__x86_64__)
+  const auto& levels = host_levels("x86");
+  for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+    if (host_can_run(Target::parse("cpu-" + *level))) return Target::parse("cpu-" + *level);
+  }
+  return Target::parse("cpu-x86-64");
+#else
+  return Target::parse("cpu-armv8-a");
+#endif
+}
+
+bool host_can_run(const Target& target) noexcept {
+  if (target.backend() != Backend::cpu) return false;
+  const std::string& arch = target.arch();
+#if defined(__x86_64__)
+  // The features of each level that both g++ and clang can ask by name (the rest of a
+  // level's list, e.g. movbe or xsave, comes with these on every CPU that has them).
+  __builtin_cpu_init();
+  const bool v2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse3") &&
+                  __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") &&
+                  __builtin_cpu_supports("sse4.2");
+  const bool v3 = v2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
+                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512vl");
+  if (arch == "x86-64") return true;
+  if (arch == "x86-64-v2") return v2;
+  if (arch == "x86-64-v3") return v3;
+  if (arch == "x86-64-v4") return v4;
+  return false;
+#elif defined(__aarch64__)
+  return arch == "armv8-a";
+#else
+  return false;
+#endif
 }
 
 }  // namespace kernc

@@ -115,10 +115,22 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
   if (auto path = get("KERNC_HIP_LIBRARY"); !path.empty()) config.hip_runtime_library.set(path, "KERNC_HIP_LIBRARY");
   if (auto runtime = get("KERNC_RUNTIME"); !runtime.empty()) {
-    if (runtime != "cuda" && runtime != "hip") {
-      throw Error(ErrorCode::invalid_argument, fmt::format("KERNC_RUNTIME must be cuda or hip, not \"{}\"", runtime));
+    if (runtime != "cuda" && runtime != "hip" && runtime != "cpu") {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("KERNC_RUNTIME must be cuda, hip or cpu, not \"{}\"", runtime));
     }
     config.runtime.set(runtime, "KERNC_RUNTIME");
+  }
+  if (auto cxx = get("KERNC_HOST_CXX"); !cxx.empty()) config.host_cxx.set(cxx, "KERNC_HOST_CXX");
+  if (auto threads = get("KERNC_CPU_THREADS"); !threads.empty()) {
+    char* end = nullptr;
+    const long count = std::strtol(threads.c_str(), &end, 10);
+    if (end == threads.c_str() || *end != '\0' || count < 0 || count > 4096) {
+      throw Error(ErrorCode::invalid_argument,
+                  fmt::format("KERNC_CPU_THREADS must be a thread count from 0 (one per hardware thread) to "
+                              "4096, not \"{}\"", threads));
+    }
+    config.cpu_threads.set(static_cast<int>(count), "KERNC_CPU_THREADS");
   }
   if (auto home = get("CUDA_HOME"); !home.empty()) {
     config.cuda_home.set(home, "CUDA_HOME");
@@ -170,6 +182,7 @@ CompilerLibraryPaths Config::compiler_paths() const {
   paths.hiprtc_override = hiprtc_library.value;
   paths.cuda_home = cuda_home.value;
   paths.rocm_home = rocm_home.value;
+  paths.host_cxx = host_cxx.value;
   if (cuda_include.source != "default") paths.cuda_include = cuda_include.value;
   if (rocm_include.source != "default") paths.rocm_include = rocm_include.value;
   return paths;

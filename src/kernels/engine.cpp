@@ -31,6 +31,10 @@ std::string describe_choice(const Target& served, const Target& device) {
   if (served.backend() == Backend::hip) {
     return fmt::format("{} code object (built for any features of {})", served.str(), device.str());
   }
+  if (served.backend() == Backend::cpu) {
+    return fmt::format("{} shared object (a lower ISA level than {}, no {} binary in any cache)", served.str(),
+                       device.str(), device.str());
+  }
   return fmt::format("{} cubin (same major as {}, no {} cubin in any cache)", served.str(), device.str(), device.str());
 }
 
@@ -125,9 +129,9 @@ Device Engine::device(int ordinal) {
   if (slotted) {
     if (const Device* known = impl_->device_slots[ordinal].load(std::memory_order_acquire)) return *known;
   }
-  Device device = config_.runtime.value == "hip"
-                      ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
-                      : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
+  Device device = config_.runtime.value == "hip"   ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
+                  : config_.runtime.value == "cpu" ? Device::get(ordinal, "", Backend::cpu)
+                                                   : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
   if (slotted) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     if (impl_->device_slots[ordinal].load(std::memory_order_relaxed) == nullptr) {

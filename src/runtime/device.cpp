@@ -57,8 +57,11 @@ Device Device::get(int ordinal, const std::string& driver_library, Backend backe
   }
   auto state = std::make_shared<detail::DeviceState>();
   state->ordinal = ordinal;
-  state->driver = backend == Backend::cuda ? detail::open_cuda_driver(ordinal, driver_library)
-                                           : detail::open_hip_driver(ordinal, driver_library);
+  switch (backend) {
+    case Backend::cuda: state->driver = detail::open_cuda_driver(ordinal, driver_library); break;
+    case Backend::hip: state->driver = detail::open_hip_driver(ordinal, driver_library); break;
+    case Backend::cpu: state->driver = detail::open_host_driver(ordinal); break;
+  }
   slot = state;
   Device device;
   device.state_ = std::move(state);

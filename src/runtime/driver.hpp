@@ -3,7 +3,7 @@
 // The Device layer (include/kernc/runtime.hpp, src/runtime/device.cpp) talks to a GPU
 // only through this interface; src/runtime/cuda_driver.cpp implements it over libcuda,
 // src/runtime/hip_driver.cpp over libamdhip64 (compile-tested; never run on AMD
-// hardware). Handles are opaque pointers of the backend's own types. Every call throws
+// hardware), src/runtime/host_driver.cpp over the host's memory and cores. Handles are opaque pointers of the backend's own types. Every call throws
 // kernc::Error(driver) naming the call and the backend's error, except the release_*
 // functions, which destructors call and which ignore errors (the driver may already be
 // shut down at process exit).
@@ -99,6 +99,8 @@ class Driver {
 /// library cannot be loaded or initialised, or the ordinal does not exist.
 std::unique_ptr<Driver> open_cuda_driver(int ordinal, const std::string& library);
 std::unique_ptr<Driver> open_hip_driver(int ordinal, const std::string& library);
+/// The host's own cores as device 0 of Backend::cpu (src/runtime/host_driver.cpp).
+std::unique_ptr<Driver> open_host_driver(int ordinal);
 
 /// Makes `driver` GPU `ordinal` of `backend` for Device::get while the returned state
 /// lives (nothing else holds it): the unit tests' way to check the Device layer's own

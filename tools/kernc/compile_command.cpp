@@ -47,6 +47,7 @@ const char* extension(BinaryKind kind) {
     case BinaryKind::cubin: return "cubin";
     case BinaryKind::ptx: return "ptx";
     case BinaryKind::hsaco: return "hsaco";
+    case BinaryKind::shared_object: return "so";
   }
   return "bin";
 }

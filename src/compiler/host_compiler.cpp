@@ -1,0 +1,248 @@
+#include "compiler/host_compiler.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compiler/compile_log.hpp"
+#include "compiler/host_entries.hpp"
+#include "core/templates.hpp"
+#include "host_abi.cuh"
+#include "kernc/error.hpp"
+#include "platform/files.hpp"
+#include "platform/process.hpp"
+#include "platform/sha256.hpp"
+
+namespace kernc::compiler {
+
+// NOTE [ host compiler ]
+// The host backend (Backend::cpu) compiles a program's CUDA C++ with the system C++
+// compiler into a shared object, as NVRTC compiles it into a cubin:
+//  - the compiler is a separate program (g++ or clang++), found at run time and never
+//    linked; what it reports (`--version`'s first line, `-dumpmachine`'s triple), the
+//    fixed flags and the digest of the host headers below are its identity, so part of
+//    every cache key it writes;
+//  - a program is written to a fresh private directory with its headers, preceded by
+//    templates/host_cuda.cuh (CUDA's builtins, barriers, atomics and warp functions on the
+//    host) and followed by the tables of NOTE [ host kernel ABI ] (host_entries.cpp), and
+//    compiled there; the directory is removed afterwards, and the log names the program's
+//    own file name (a #line directive), never the directory;
+//  - the target is an ISA level (cpu-x86-64-v3 → -march=x86-64-v3): the binary assumes
+//    that level and no more, and the runtime never loads it on a CPU below it.
+// The header files of the host environment every program is compiled with.
+namespace {
+
+const char* const kHostHeaders[] = {"host_abi.cuh", "host_cuda.cuh", "host_cooperative_groups.cuh"};
+
+// Where each host header is served from, relative to the include directory.
+std::string served_name(const std::string& name) {
+  if (name == "host_cooperative_groups.cuh") return "cooperative_groups.h";
+  return "kernc/" + name;
+}
+
+// Fixed flags: every host program gets them; part of the compiler's identity.
+std::vector<std::string> fixed_flags() {
+  // -ffp-contract=fast: a * b + c may become one fused multiply-add, as NVRTC's default
+  // (--fmad=true) does on a GPU. -fno-math-errno: device math never sets errno, and
+  // without it sqrt cannot be vectorized. -Bsymbolic: a program's references to its own
+  // globals bind to them, not to a same-named symbol of the host process.
+  return {"-fPIC", "-shared", "-Wl,-Bsymbolic", "-fno-math-errno", "-ffp-contract=fast", "-fno-plt"};
+}
+
+// TEMPORARY until the host_source work lands: what a program needs on the host.
+struct HostSource {
+  std::string source;
+  bool needs_threads = false;
+};
+HostSource prepare_host_source(const std::string& source, const std::string&) {
+  HostSource prepared{source, false};
+  for (const char* word : {"__syncthreads", "__shfl", "__syncwarp", "shuffle_down", "cooperative_groups", "_sync("}) {
+    prepared.needs_threads = prepared.needs_threads || source.find(word) != std::string::npos;
+  }
+  return prepared;
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/kernc-host-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw Error(ErrorCode::io, fmt::format("cannot create a directory for a host compile under {}: {}",
+                                             base && *base ? base : "/tmp", std::strerror(errno)));
+    }
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+void check_header_name(const std::string& program, const std::string& name) {
+  if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{}: header name \"{}\" cannot be written for the host compiler (it must be a "
+                            "relative path without \"..\")", program, name));
+  }
+}
+
+class HostCompiler final : public Compiler {
+ public:
+  HostCompiler(std::string command, std::string version, std::string triple)
+      : command_(std::move(command)), triple_(std::move(triple)) {
+    identity_.backend = Backend::cpu;
+    identity_.library_path = command_;
+    identity_.version = fmt::format("{} ({})", version, triple_);
+    identity_.targets = supported_targets();
+    platform::Sha256 hash;
+    for (const char* name : kHostHeaders) hash.update(codegen::template_file(name));
+    identity_.headers = fmt::format("host abi {}, flags {}, headers sha256:{}", KERNC_HOST_ABI_VERSION,
+                                    fmt::join(fixed_flags(), " "), hash.hex_digest().substr(0, 16));
+    identity_.include_source = "templates/host_cuda.cuh (built in)";
+  }
+
+  Backend backend() const noexcept override { return Backend::cpu; }
+  const CompilerIdentity& identity() const noexcept override { return identity_; }
+
+  std::vector<std::string> supported_targets() const override {
+    if (triple_.rfind("aarch64", 0) == 0) return {"cpu-armv8-a"};
+    if (triple_.rfind("x86_64", 0) == 0) return {"cpu-x86-64", "cpu-x86-64-v2", "cpu-x86-64-v3", "cpu-x86-64-v4"};
+    return {};
+  }
+
+  void check_target(const Target& target) const override {
+    const auto names = supported_targets();
+    if (target.backend() != Backend::cpu || std::find(names.begin(), names.end(), target.str()) == names.end()) {
+      throw Error(ErrorCode::unsupported_target,
+                  fmt::format("the host compiler {} ({}) cannot compile for {}; it compiles for {}", command_,
+                              triple_, target.str(), names.empty() ? "nothing kernc knows" : fmt::format("{}", fmt::join(names, ", "))));
+    }
+  }
+
+  std::vector<std::string> flags(const CompileOptions& options, const Target& target) const override {
+    return host_flags(options, target);
+  }
+
+  CompiledProgram compile(const Program& program, const Target& target) const override {
+    check_target(target);
+    validate(program.options);
+    const auto start = std::chrono::steady_clock::now();
+    const HostSource prepared = prepare_host_source(program.source, program.name);
+    TempDir dir;
+    const std::string include = dir.path + "/include";
+    for (const char* name : kHostHeaders) {
+      write_file(include + "/" + served_name(name), codegen::template_file(name));
+    }
+    for (const auto& [name, content] : program.options.headers) {
+      check_header_name(program.name, name);
+      write_file(include + "/" + name, content);
+    }
+    std::string source = "#define KERNC_HOST 1\n#include \"kernc/host_cuda.cuh\"\n#include <type_traits>\n";
+    source += fmt::format("#line 1 \"{}\"\n", program.name);
+    source += prepared.source;
+    source += host_entries(extern_c_kernels(program.source), program.name_expressions, prepared.needs_threads,
+                           target.str());
+    write_file(dir.path + "/program.cpp", source);
+
+    CompiledProgram result;
+    result.target = target;
+    result.flags = host_flags(program.options, target);
+    result.compiler = identity_.str();
+    std::vector<std::string> argv{command_};
+    argv.insert(argv.end(), result.flags.begin(), result.flags.end());
+    for (const auto& flag : {"-Iinclude", "-o", "program.so", "program.cpp"}) argv.emplace_back(flag);
+    platform::ProcessResult run = platform::run_process(argv, dir.path);
+    result.log = std::move(run.output);
+    while (!result.log.empty() && result.log.back() == '\n') result.log.pop_back();
+    if (run.exit_status != 0) {
+      std::string why = first_error_line(result.log);
+      if (why.empty()) why = fmt::format("{} exited with status {}", command_, run.exit_status);
+      throw Error(fmt::format("{} failed to compile for {}: {}", program.name, target.str(), why),
+                  CompileFailure{program.name, target.str(), result.log, program.source, result.flags});
+    }
+    result.binary = platform::read_file(dir.path + "/program.so");
+    for (size_t k = 0; k < program.name_expressions.size(); ++k) {
+      result.lowered_names[program.name_expressions[k]] = host_lowered_name(k);
+    }
+    result.compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
+
+ private:
+  static void write_file(const std::string& path, std::string_view content) {
+    platform::make_directories(std::filesystem::path(path).parent_path().string());
+    platform::write_file_atomic(path, content);
+  }
+
+  std::string command_;
+  std::string triple_;
+  CompilerIdentity identity_;
+};
+
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> host_flags(const CompileOptions& options, const Target& target) {
+  std::vector<std::string> flags;
+  flags.push_back("-std=" + options.language_standard);
+  flags.push_back(options.debug ? "-O0" : "-O3");
+  flags.push_back("-march=" + target.arch());
+  const auto fixed = fixed_flags();
+  flags.insert(flags.end(), fixed.begin(), fixed.end());
+  for (const auto& [name, value] : options.defines) {
+    flags.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
+  }
+  for (const auto& dir : options.include_dirs) flags.push_back("-I" + dir);
+  if (options.fast_math) flags.push_back("-ffast-math");
+  if (options.line_info) flags.push_back("-g1");
+  if (options.debug) flags.push_back("-g");
+  flags.insert(flags.end(), options.raw_flags.begin(), options.raw_flags.end());
+  return flags;
+}
+
+std::shared_ptr<const Compiler> load_host_compiler(const CompilerLibraryPaths& paths) {
+  std::vector<std::string> candidates;
+  if (!paths.host_cxx.empty()) {
+    candidates.push_back(paths.host_cxx);
+  } else {
+    candidates = {"g++", "clang++", "c++"};
+  }
+  std::string tried;
+  for (const auto& candidate : candidates) {
+    const std::string found = platform::find_program(candidate);
+    if (found.empty()) {
+      tried += fmt::format("{}{} (not found{})", tried.empty() ? "" : ", ", candidate,
+                           candidate.find('/') == std::string::npos ? " on PATH" : "");
+      continue;
+    }
+    const auto version = platform::run_process({found, "--version"}, "");
+    const auto machine = platform::run_process({found, "-dumpmachine"}, "");
+    if (version.exit_status != 0 || machine.exit_status != 0) {
+      tried += fmt::format("{}{} (does not answer --version and -dumpmachine)", tried.empty() ? "" : ", ", found);
+      continue;
+    }
+    return std::make_shared<HostCompiler>(found, first_line(version.output), first_line(machine.output));
+  }
+  throw Error(ErrorCode::library_not_found,
+              fmt::format("no host C++ compiler for the cpu backend: tried {}{}", tried,
+                          paths.host_cxx.empty() ? "; install g++ (apt-get install g++) or set KERNC_HOST_CXX"
+                                                 : " (from KERNC_HOST_CXX)"));
+}
+
+}  // namespace kernc::compiler
