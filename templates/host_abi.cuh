@@ -30,15 +30,19 @@ struct kernc_host_launch;
 
 // What libkernc offers a running kernel. `context` is the runtime's per-worker state.
 typedef struct kernc_host_services {
-  // Runs block `block` of the launch with one fiber per thread; `thread(args, launch,
-  // thread_index)` runs one thread to completion (it may call the barriers below).
-  void (*run_block)(const struct kernc_host_launch* launch, void** args,
-                    void (*thread)(void** args, const struct kernc_host_launch* launch, kernc_host_dim thread_index));
+  // Runs block `block` of the launch with one fiber per thread; `thread(args, launch, block,
+  // thread_index)` runs one thread to completion (it may call the barriers below). Returns
+  // when every thread of the block has returned (in a cooperative launch, possibly later:
+  // see NOTE [ cooperative host launch ], src/runtime/host_threads.hpp).
+  void (*run_block)(const struct kernc_host_launch* launch, void** args, kernc_host_dim block,
+                    void (*thread)(void** args, const struct kernc_host_launch* launch, kernc_host_dim block,
+                                   kernc_host_dim thread_index));
   // __syncthreads: returns when every thread of the caller's block has called it.
   void (*block_barrier)(const struct kernc_host_launch* launch);
   // __syncwarp and the warp functions: returns when every thread of the caller's warp (32
-  // lanes of linear thread index, the last warp of a block possibly shorter) has called it.
-  void (*warp_barrier)(const struct kernc_host_launch* launch);
+  // lanes of linear thread index, the last warp of a block possibly shorter) whose lane is
+  // in `mask` has called it or returned from the kernel.
+  void (*warp_barrier)(const struct kernc_host_launch* launch, unsigned mask);
   // cooperative_groups::this_grid().sync(): returns when every thread of the grid has
   // called it (cooperative launches only; the runtime then runs the whole grid at once).
   void (*grid_barrier)(const struct kernc_host_launch* launch);

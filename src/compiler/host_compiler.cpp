@@ -13,6 +13,7 @@
 
 #include "compiler/compile_log.hpp"
 #include "compiler/host_entries.hpp"
+#include "compiler/host_source.hpp"
 #include "core/templates.hpp"
 #include "host_abi.cuh"
 #include "kernc/error.hpp"
@@ -56,17 +57,16 @@ std::vector<std::string> fixed_flags() {
   return {"-fPIC", "-shared", "-Wl,-Bsymbolic", "-fno-math-errno", "-ffp-contract=fast", "-fno-plt"};
 }
 
-// TEMPORARY until the host_source work lands: what a program needs on the host.
-struct HostSource {
-  std::string source;
-  bool needs_threads = false;
-};
-HostSource prepare_host_source(const std::string& source, const std::string&) {
-  HostSource prepared{source, false};
-  for (const char* word : {"__syncthreads", "__shfl", "__syncwarp", "shuffle_down", "cooperative_groups", "_sync("}) {
-    prepared.needs_threads = prepared.needs_threads || source.find(word) != std::string::npos;
+// Whether a program's blocks need per-thread state (NOTE [ host fibers ],
+// src/runtime/host_threads.hpp): its source or a header of its own uses a barrier or a
+// warp function. kernc's own headers are left out: they define the warp functions the
+// templates use, and a template that calls one says so in its own source.
+bool program_needs_threads(const Program& program) {
+  if (needs_threads(program.source)) return true;
+  for (const auto& [name, content] : program.options.headers) {
+    if (name.rfind("kernc/", 0) != 0 && needs_threads(content)) return true;
   }
-  return prepared;
+  return false;
 }
 
 struct TempDir {
@@ -137,7 +137,6 @@ class HostCompiler final : public Compiler {
     check_target(target);
     validate(program.options);
     const auto start = std::chrono::steady_clock::now();
-    const HostSource prepared = prepare_host_source(program.source, program.name);
     TempDir dir;
     const std::string include = dir.path + "/include";
     for (const char* name : kHostHeaders) {
@@ -147,10 +146,10 @@ class HostCompiler final : public Compiler {
       check_header_name(program.name, name);
       write_file(include + "/" + name, content);
     }
-    std::string source = "#define KERNC_HOST 1\n#include \"kernc/host_cuda.cuh\"\n#include <type_traits>\n";
+    std::string source = "#include \"kernc/host_cuda.cuh\"\n#include <type_traits>\n";
     source += fmt::format("#line 1 \"{}\"\n", program.name);
-    source += prepared.source;
-    source += host_entries(extern_c_kernels(program.source), program.name_expressions, prepared.needs_threads,
+    source += rewrite_dynamic_shared(program.source);
+    source += host_entries(extern_c_kernels(program.source), program.name_expressions, program_needs_threads(program),
                            target.str());
     write_file(dir.path + "/program.cpp", source);
 

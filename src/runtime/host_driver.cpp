@@ -301,41 +301,50 @@ bool HostDriver::find_global(void* module, const std::string& name, std::uint64_
   return true;
 }
 
+// Each OS thread that runs blocks keeps its own fiber stacks (pool threads and, for
+// launches too small to split, the caller).
+HostWorker& this_thread_worker() {
+  thread_local HostWorker worker;
+  return worker;
+}
+
 void HostDriver::launch(void* function, const LaunchConfig& config, void** args) {
   const auto* host = static_cast<const HostFunction*>(function);
   const unsigned long long blocks =
       static_cast<unsigned long long>(config.grid[0]) * config.grid[1] * config.grid[2];
-  HostLaunchFailure failure;
   kernc_host_launch base{};
   base.grid = {config.grid[0], config.grid[1], config.grid[2]};
   base.block = {config.block[0], config.block[1], config.block[2]};
   base.dynamic_shared_bytes = config.shared_bytes;
   base.threads_as_fibers = host->needs_threads ? 1 : 0;
-  base.services = host_services();
+  std::optional<std::string> failure;
   if (config.cooperative) {
-    base.block_begin = 0;
-    base.block_end = blocks;
-    run_cooperative_grid(base, host->entry, args, failure);
+    failure = run_cooperative_grid(host->entry, base, args);
   } else {
-    const int workers = static_cast<int>(std::min<unsigned long long>(blocks, static_cast<unsigned long long>(pool_.threads())));
+    const int workers =
+        static_cast<int>(std::min<unsigned long long>(blocks, static_cast<unsigned long long>(pool_.threads())));
     // Chunks of neighbouring blocks: few enough hand-offs, small enough to balance.
-    const unsigned long long chunk = std::max<unsigned long long>(1, blocks / (static_cast<unsigned long long>(workers) * 8));
+    const unsigned long long chunk =
+        std::max<unsigned long long>(1, blocks / (static_cast<unsigned long long>(workers) * 8));
     std::atomic<unsigned long long> next{0};
+    std::atomic<bool> failed{false};
+    std::mutex failure_mutex;
     pool_.run(workers, [&](int) {
+      HostWorker& worker = this_thread_worker();
       kernc_host_launch mine = base;
-      while (!failure.failed()) {
+      while (!failed.load(std::memory_order_relaxed)) {
         const unsigned long long begin = next.fetch_add(chunk, std::memory_order_relaxed);
         if (begin >= blocks) break;
         mine.block_begin = begin;
         mine.block_end = std::min(blocks, begin + chunk);
-        run_blocks(mine, host->entry, args, failure);
+        if (!worker.run(host->entry, mine, args)) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failed.exchange(true)) failure = worker.take_failure();
+        }
       }
     });
   }
-  if (failure.failed()) {
-    throw Error(ErrorCode::driver,
-                fmt::format("kernel {} on the cpu device: {}", host->name, failure.message()));
-  }
+  if (failure) throw Error(ErrorCode::driver, fmt::format("kernel {} on the cpu device: {}", host->name, *failure));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The strict template renderer (src/codegen/render.*), the templates built into the library
-// (src/codegen/templates.hpp), and the snippet line directives and log mapping
+// (src/core/templates.hpp), and the snippet line directives and log mapping
 // (src/codegen/snippets.*, see NOTE [ snippet lines ]).
 
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include "codegen/kernel_codegen.hpp"
 #include "codegen/render.hpp"
 #include "codegen/snippets.hpp"
-#include "codegen/templates.hpp"
+#include "core/templates.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
