@@ -57,13 +57,15 @@ class KERNC_API DeviceArray {
   /// Throws kernc::Error(invalid_argument) unless `bytes` is the item size of dtype().
   void check_host_element(std::size_t bytes, const char* what) const;
 
-  /// Exports as a DLPack tensor (kDLCUDA); the tensor keeps this array's memory alive
+  /// Exports as a DLPack tensor (kDLCUDA; kDLCPU for an array of the cpu backend, kDLROCM
+  /// for HIP); the tensor keeps this array's memory alive
   /// until its deleter runs. Strides are in elements, as DLPack wants; byte strides that
   /// are not a multiple of the item size cannot be exported (kernc::Error).
   DLManagedTensor* to_dlpack() const;
   /// Imports a DLPack tensor without copying; takes ownership (the tensor's deleter runs
   /// when the last DeviceArray copy goes). Throws kernc::Error(invalid_argument) for a
-  /// tensor not on a CUDA device, a dtype kernc has no name for, or lanes != 1.
+  /// tensor neither on a CUDA device nor in host memory (kDLCPU, kDLCUDAHost: an
+  /// array of the cpu backend), a dtype kernc has no name for, or lanes != 1.
   static DeviceArray from_dlpack(DLManagedTensor* tensor);
 
  private:

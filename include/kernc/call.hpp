@@ -44,8 +44,12 @@ struct KERNC_API CallOptions {
   /// The stream operator() launches on (a kept Call takes its stream per launch); the
   /// default is the legacy default stream (see runtime.hpp).
   StreamRef stream;
-  /// The GPU the call runs on, and its arrays live on.
+  /// The device the call runs on, and its arrays live on: ordinal `device` of `backend`.
   int device = 0;
+  /// Which backend `device` is of: Backend::cpu runs the call on the host's cores (its
+  /// arrays are host memory). Unset: the engine's runtime (Config::runtime, KERNC_RUNTIME;
+  /// cuda by default).
+  std::optional<Backend> backend;
   /// The engine to use; nullptr means Engine::global().
   Engine* engine = nullptr;
   /// The multiprocessors of the GPU the call is planned for: the launch geometry and the

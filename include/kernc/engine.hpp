@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,12 @@ class KERNC_API Engine {
   Cache& cache() noexcept { return *cache_; }
   /// The compiler of a backend, loaded on first use.
   const Compiler& compiler(Backend backend);
-  /// A device by ordinal (the driver is loaded on first use). After the first call for an
-  /// ordinal below kDeviceSlots, one atomic load: no lock, no allocation.
-  Device device(int ordinal = 0);
+  /// A device by ordinal, of `backend` (unset: the engine's runtime, Config::runtime —
+  /// KERNC_RUNTIME, cuda by default). The driver is loaded on first use. After the first
+  /// call for an ordinal below kDeviceSlots, one atomic load: no lock, no allocation.
+  Device device(int ordinal = 0, std::optional<Backend> backend = std::nullopt);
+  /// The backend devices come from when a call does not name one (Config::runtime).
+  Backend runtime_backend() const noexcept;
   static constexpr int kDeviceSlots = 64;
 
   /// A program compiled for a device and loaded into it.

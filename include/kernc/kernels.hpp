@@ -31,10 +31,12 @@
 
 namespace kernc {
 
-/// GPU `ordinal` of the global engine (Engine::global().device(ordinal)), for programs that
-/// need no engine of their own: with it, this header is enough to make arrays, define,
-/// plan and launch kernels. Throws kernc::Error(no_device) when there is no such GPU.
-KERNC_API Device device(int ordinal = 0);
+/// Device `ordinal` of the global engine (Engine::global().device(ordinal, backend)), for
+/// programs that need no engine of their own: with it, this header is enough to make
+/// arrays, define, plan and launch kernels. `backend` unset: the engine's runtime
+/// (KERNC_RUNTIME, cuda by default); `device(0, Backend::cpu)` is the host's own cores.
+/// Throws kernc::Error(no_device) when there is no such device.
+KERNC_API Device device(int ordinal = 0, std::optional<Backend> backend = std::nullopt);
 
 namespace detail {
 struct KernelAccess;

@@ -13,7 +13,7 @@
 
 namespace kernc {
 
-Device device(int ordinal) { return Engine::global().device(ordinal); }
+Device device(int ordinal, std::optional<Backend> backend) { return Engine::global().device(ordinal, backend); }
 
 const char* to_string(KernelKind kind) noexcept {
   switch (kind) {
@@ -174,7 +174,7 @@ void check_options(KernelKind kind, bool module, const std::string& name, const 
 int multiprocessors_for(const CallOptions& options) {
   if (options.multiprocessors) return *options.multiprocessors;
   try {
-    return engine_of(options).device(options.device).multiprocessors();
+    return engine_of(options).device(options.device, options.backend).multiprocessors();
   } catch (const Error& error) {
     // No driver or no such GPU: the call is planned for a typical GPU, so that it can be
     // checked here; launching it fails as any launch on this machine does.
@@ -270,7 +270,7 @@ void check_arguments(const CallPlan& plan, ListView<Arg> inputs, ListView<ArrayR
 
 // The plan's device, which must have the multiprocessor count the plan was made for.
 Device device_for(const CallPlan& plan) {
-  Device device = plan.engine->device(plan.options.device);
+  Device device = plan.engine->device(plan.options.device, plan.options.backend);
   if (plan.multiprocessors != 0 && device.multiprocessors() != plan.multiprocessors) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: the plan is for a GPU with {} multiprocessors; GPU {} has {} (plan with "
@@ -293,6 +293,7 @@ DeviceArray copy_of(const ArrayRef& array, const CallPlan& plan, StreamRef strea
   CallOptions options;
   options.stream = stream;
   options.device = plan.options.device;
+  options.backend = plan.options.backend;
   options.engine = plan.engine;
   return copy({array}, {}, options).front();
 }
@@ -409,7 +410,7 @@ bool same_launch(const std::optional<LaunchConfig>& planned, const LaunchConfig*
 bool same_options(const CallPlan& plan, const CallOptions& options, const LaunchConfig* launch,
                   const std::string& function) noexcept {
   const CallOptions& planned = plan.options;
-  return planned.device == options.device && planned.engine == options.engine && planned.size == options.size &&
+  return planned.device == options.device && planned.backend == options.backend && planned.engine == options.engine && planned.size == options.size &&
          planned.block_size == options.block_size && planned.keepdims == options.keepdims &&
          planned.multiprocessors == options.multiprocessors && same_launch(planned.launch, launch) &&
          planned.function == function && planned.axes == options.axes && planned.bindings == options.bindings;

@@ -55,9 +55,10 @@ std::string describe_choice(const Target& served, const Target& device) {
 struct Engine::Impl {
   mutable std::mutex mutex;
   std::map<Backend, std::shared_ptr<const Compiler>> compilers;  // under mutex
-  std::map<std::pair<int, std::string>, Loaded> modules;         // under mutex
+  std::map<std::tuple<Backend, int, std::string>, Loaded> modules;  // under mutex
   // Devices opened so far, by ordinal: published once, never replaced while the engine lives.
-  std::atomic<const Device*> device_slots[kDeviceSlots] = {};
+  // By backend (cuda, hip, cpu), then ordinal.
+  std::atomic<const Device*> device_slots[3][kDeviceSlots] = {};
   std::vector<std::unique_ptr<Device>> opened_devices;  // owns what device_slots points at; under mutex
 
   // Offers a cache hit (or a fresh compile) to the driver: on success `loaded` holds the
@@ -65,7 +66,7 @@ struct Engine::Impl {
   // driver refuses is described in `refusals` and false returned.
   bool try_load(const CacheResult& result, const Device& device, std::optional<Loaded>& loaded,
                 std::string& refusals) {
-    const auto slot_key = std::make_pair(device.ordinal(), result.key);
+    const auto slot_key = std::make_tuple(device.backend(), device.ordinal(), result.key);
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (auto found = modules.find(slot_key); found != modules.end()) {
@@ -123,20 +124,26 @@ const Compiler& Engine::compiler(Backend backend) {
   return *slot;
 }
 
-Device Engine::device(int ordinal) {
+Backend Engine::runtime_backend() const noexcept {
+  return config_.runtime.value == "hip" ? Backend::hip : config_.runtime.value == "cpu" ? Backend::cpu : Backend::cuda;
+}
+
+Device Engine::device(int ordinal, std::optional<Backend> backend) {
   // Every kernel call asks for its device: after the first time, a lock-free read.
+  const Backend chosen = backend ? *backend : runtime_backend();
+  auto& slots = impl_->device_slots[static_cast<int>(chosen)];
   const bool slotted = ordinal >= 0 && ordinal < kDeviceSlots;
   if (slotted) {
-    if (const Device* known = impl_->device_slots[ordinal].load(std::memory_order_acquire)) return *known;
+    if (const Device* known = slots[ordinal].load(std::memory_order_acquire)) return *known;
   }
-  Device device = config_.runtime.value == "hip"   ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
-                  : config_.runtime.value == "cpu" ? Device::get(ordinal, "", Backend::cpu)
-                                                   : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
+  Device device = chosen == Backend::hip   ? Device::get(ordinal, config_.hip_runtime_library.value, Backend::hip)
+                  : chosen == Backend::cpu ? Device::get(ordinal, "", Backend::cpu)
+                                           : Device::get(ordinal, config_.cuda_driver_library.value, Backend::cuda);
   if (slotted) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    if (impl_->device_slots[ordinal].load(std::memory_order_relaxed) == nullptr) {
+    if (slots[ordinal].load(std::memory_order_relaxed) == nullptr) {
       impl_->opened_devices.push_back(std::make_unique<Device>(device));
-      impl_->device_slots[ordinal].store(impl_->opened_devices.back().get(), std::memory_order_release);
+      slots[ordinal].store(impl_->opened_devices.back().get(), std::memory_order_release);
     }
   }
   return device;

@@ -67,13 +67,13 @@ void check_declared(const std::string& name, const std::vector<DeclaredParam>& d
 template <class MakeProgram>
 Engine::Loaded load_raw(RawState& state, MakeProgram&& make_program, const CallOptions& options) {
   Engine& engine = engine_of(options);
-  const auto key = std::make_pair(engine.id(), options.device);
+  const auto key = std::make_tuple(engine.id(), device_slot(options));
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     auto found = state.loaded.find(key);
     if (found != state.loaded.end()) return found->second;
   }
-  Device device = engine.device(options.device);
+  Device device = engine.device(options.device, options.backend);
   // A module of binary files loads its own (no program, no cache): raw_module_file.hpp.
   Engine::Loaded loaded = state.files ? load_module_files(*state.files, device) : engine.load(make_program(), device);
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -105,7 +105,7 @@ template <class MakeProgram, class Lower>
 RawLaunchEntry& launch_entry(RawState& state, MakeProgram&& make_program, Lower&& lower, const std::string& source,
                              const std::string& function, bool is_expression, const CallOptions& options) {
   Engine& engine = engine_of(options);
-  auto key = std::make_tuple(engine.id(), options.device, function);
+  auto key = std::make_tuple(engine.id(), device_slot(options), function);
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     auto found = state.launches.find(key);

@@ -18,6 +18,11 @@
 
 namespace kernc::detail {
 
+/// One number for a call's device choice (ordinal and backend, unset apart), for keys.
+inline int device_slot(const CallOptions& options) noexcept {
+  return options.device * 4 + (options.backend ? 1 + static_cast<int>(*options.backend) : 0);
+}
+
 /// One parameter of a kernel as declared in its source (public: include/kernc/kernels.hpp).
 using DeclaredParam = RawParameter;
 
@@ -47,13 +52,13 @@ struct RawState {
   /// set once, before the state is shared.
   std::function<Program()> make_program;
   std::mutex mutex;
-  std::map<std::pair<std::uint64_t, int>, Engine::Loaded> loaded;  // by Engine::id() and device ordinal
+  std::map<std::tuple<std::uint64_t, int>, Engine::Loaded> loaded;  // by Engine::id() and device_slot()
   /// Declared parameters by kernel name, read from the source once (not per launch).
   std::map<std::string, std::optional<std::vector<DeclaredParam>>> declared;
   /// Launch entries by engine, device ordinal and function name (as the caller names it).
   /// std::map: entries stay where they are while others are added, so a launch may use
   /// one after the lock is released.
-  std::map<std::tuple<std::uint64_t, int, std::string>, RawLaunchEntry> launches;
+  std::map<std::tuple<std::uint64_t, int, std::string>, RawLaunchEntry> launches;  // by engine, device_slot(), function
   /// operator()'s and RawModule::launch's last plans (NOTE [ call memo ], src/kernels/call.cpp).
   RecentCalls recent;
 };

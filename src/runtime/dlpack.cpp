@@ -57,7 +57,11 @@ DLManagedTensor* DeviceArray::to_dlpack() const {
   }
   DLTensor& t = exported->tensor.dl_tensor;
   t.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(view_.data));
-  t.device = {kDLCUDA, device_.ordinal()};
+  switch (device_.backend()) {
+    case Backend::cuda: t.device = {kDLCUDA, device_.ordinal()}; break;
+    case Backend::hip: t.device = {kDLROCM, device_.ordinal()}; break;
+    case Backend::cpu: t.device = {kDLCPU, 0}; break;
+  }
   t.ndim = view_.ndim();
   for (const auto& entry : kTypes) {
     if (entry.dtype == view_.dtype) t.dtype = {entry.code, entry.bits, 1};
@@ -77,9 +81,12 @@ DeviceArray DeviceArray::from_dlpack(DLManagedTensor* tensor) {
     if (t->deleter) t->deleter(t);
   });
   const DLTensor& t = tensor->dl_tensor;
-  if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged) {
+  // Host memory (kDLCPU, and pinned kDLCUDAHost) is the cpu backend's device memory.
+  const bool host = t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost;
+  if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged && !host) {
     throw Error(ErrorCode::invalid_argument,
-                fmt::format("from_dlpack: the tensor is on device type {}, not a CUDA device", static_cast<int>(t.device.device_type)));
+                fmt::format("from_dlpack: the tensor is on device type {}, neither a CUDA device nor host memory",
+                            static_cast<int>(t.device.device_type)));
   }
   if (t.dtype.lanes != 1) throw Error(ErrorCode::invalid_argument, "from_dlpack: vector dtypes (lanes != 1) are not supported");
   std::optional<DType> dtype;
@@ -116,7 +123,7 @@ DeviceArray DeviceArray::from_dlpack(DLManagedTensor* tensor) {
   }
   view.validate_description("from_dlpack");
   DeviceArray array;
-  array.device_ = Device::get(t.device.device_id);
+  array.device_ = host ? Device::get(0, "", Backend::cpu) : Device::get(t.device.device_id);
   array.view_ = std::move(view);
   array.buffer_ = std::shared_ptr<void>(owner, tensor);
   return array;

@@ -84,12 +84,22 @@ struct HostFunction {
 
 struct HostModule {
   void* handle = nullptr;
+  int fd = -1;  // the in-memory file it was loaded from, open while it is (see load_module)
   bool needs_threads = false;
   const kernc_host_kernel* kernels = nullptr;
   const kernc_host_global* globals = nullptr;
   std::mutex mutex;
   std::vector<std::unique_ptr<HostFunction>> functions;  // under mutex; handed out by address
 };
+
+std::string module_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
+
+bool still_loaded(int fd) {
+  void* handle = ::dlopen(module_path(fd).c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (!handle) return false;
+  ::dlclose(handle);
+  return true;
+}
 
 struct HostEvent {
   std::chrono::steady_clock::time_point at{};
@@ -173,6 +183,11 @@ class HostDriver final : public Driver {
   void release_module(void* module) noexcept override {
     auto* host = static_cast<HostModule*>(module);
     if (host->handle) ::dlclose(host->handle);
+    // A program whose thread_local state (threadIdx, __shared__ arrays) a live thread has
+    // touched stays loaded after dlclose until that thread exits, and the pool's threads
+    // live as long as the process. Its file stays open then too, so that its descriptor's
+    // number, and so its name, is never another module's (see load_module).
+    if (host->fd >= 0 && !still_loaded(host->fd)) ::close(host->fd);
     delete host;
   }
   void* find_function(void* module, const std::string& name) override;
@@ -226,14 +241,18 @@ void* HostDriver::load_module(const std::string& image) {
     }
     written += static_cast<size_t>(n);
   }
-  void* handle = ::dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd);
+  // The file stays open while the module is loaded: dlopen takes an object whose name it
+  // has loaded already for that object, so a closed descriptor's number, reused by the
+  // next module's file, would hand back the old module.
+  void* handle = ::dlopen(module_path(fd).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
+    ::close(fd);
     const char* why = ::dlerror();
     throw Error(ErrorCode::driver, fmt::format("cannot load a host program: {}", why ? why : "dlopen failed"));
   }
   auto module = std::make_unique<HostModule>();
   module->handle = handle;
+  module->fd = fd;
   auto symbol = [handle](const char* name) { return ::dlsym(handle, name); };
   const auto* version = static_cast<const unsigned*>(symbol("kernc_host_abi_version"));
   const auto* target = static_cast<const char*>(symbol("kernc_host_target"));
@@ -242,7 +261,9 @@ void* HostDriver::load_module(const std::string& image) {
   module->globals = static_cast<const kernc_host_global*>(symbol("kernc_host_globals"));
   auto refuse = [&](const std::string& why) {
     ::dlclose(handle);
+    ::close(fd);
     module->handle = nullptr;
+    module->fd = -1;
     throw Error(ErrorCode::driver, fmt::format("cannot load a host program: {}", why));
   };
   if (!version || !target || !needs || !module->kernels || !module->globals) {
