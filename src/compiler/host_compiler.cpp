@@ -32,8 +32,8 @@ namespace kernc::compiler {
 //    every cache key it writes;
 //  - a program is written to a fresh private directory with its headers, preceded by
 //    templates/host_cuda.cuh (CUDA's builtins, barriers, atomics and warp functions on the
-//    host) and followed by the tables of NOTE [ host kernel ABI ] (host_entries.cpp), and
-//    compiled there; the directory is removed afterwards, and the log names the program's
+//    host) and followed by the tables that templates/host_abi.cuh defines (written by
+//    src/compiler/host_entries.cpp), and compiled there; the directory is removed afterwards, and the log names the program's
 //    own file name (a #line directive), never the directory;
 //  - the target is an ISA level (cpu-x86-64-v3 → -march=x86-64-v3): the binary assumes
 //    that level and no more, and the runtime never loads it on a CPU below it.
