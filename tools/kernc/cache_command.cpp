@@ -297,7 +297,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
   add_format(check);
   check->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
-  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, ...")
+  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, cpu-x86-64-v3, cpu (this machine), ...")
       ->required();
 
   auto run = [options, &global, stats, ls, verify, prune, clear, inspect, merge, check]() -> int {
