@@ -135,7 +135,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
   std::vector<Target> targets = parse_targets(options);
   Cache cache(config.cache_config());
   Compilers compilers(config.compiler_paths());
-  if (!options.output.empty() && targets.size() > 1) make_directories(options.output, 0755);
+  if (!options.output.empty() && (targets.size() > 1 || options.output.back() == '/')) make_directories(options.output, 0755);
 
   int status = kExitOk;
   for (const auto& target : targets) {

@@ -115,7 +115,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   }
   fmt::print("kernc {}\n\n", kernc::version());
   for (const auto& [name, label] : {std::pair<const char*, const char*>{"nvrtc", "nvrtc"}, {"hiprtc", "hiprtc"},
-                                    {"host_compiler", "host cc"}}) {
+                                    {"host_compiler", "host c++"}}) {
     const auto& c = info[name];
     if (c["available"].get<bool>()) {
       fmt::print("{:<8} {} ({})\n         cache tag: {}\n         targets: {}\n", label, c["version"].get<std::string>(),
@@ -140,8 +140,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   }
   const auto& cpu = info["host_device"];
   if (cpu["available"].get<bool>()) {
-    fmt::print("cpu      {} ({}, {} thread(s); --device cpu)\n         runs: {}\n", cpu["name"].get<std::string>(),
-               cpu["arch"].get<std::string>(), cpu["threads"].get<int>(),
+    fmt::print("cpu      {}, {} (kernc run --device cpu)\n         runs: {}\n", cpu["name"].get<std::string>(),
+               cpu["arch"].get<std::string>(),
                fmt::join(cpu["runs"].get<std::vector<std::string>>(), " "));
   } else {
     fmt::print("cpu      not usable: {}\n", cpu["problem"].get<std::string>());
