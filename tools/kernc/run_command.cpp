@@ -25,7 +25,7 @@ namespace {
 // runtime its spelling names ("cpu": the host's cores; "cuda:N": a CUDA GPU).
 struct DeviceChoice {
   int ordinal = 0;
-  std::string runtime;  // "": the configured one
+  std::string runtime;  // "": the configured one (KERNC_RUNTIME)
 };
 
 DeviceChoice parse_device(const std::string& text) {
@@ -34,7 +34,6 @@ DeviceChoice parse_device(const std::string& text) {
                              "not \"{}\"",
                              text));
   };
-  if (text.empty()) return {};
   if (text == "cpu" || text == "cpu:0") return {0, "cpu"};
   if (text == "cuda") return {0, "cuda"};
   DeviceChoice choice;
