@@ -1,4 +1,4 @@
-// kernc cache check SPEC.json --target sm_86[,...]: the CI gate for shipped caches. Exits
+// kernc cache check SPEC.json --target sm_86[,cpu-x86-64-v3,...]: the CI gate for shipped caches. Exits
 // 0 only when every variant of every kernel of the spec can be served for each device
 // architecture from the caches alone — the user's cache and the read-only tiers, through
 // the architecture ladder (see NOTE [ architecture ladder ] in src/kernels/engine.cpp) —
@@ -23,8 +23,8 @@ int run_cache_check(const std::string& spec_path, const std::string& target_list
     Target target = Target::parse(name);
     if (target.binary_kind() == BinaryKind::ptx) {
       throw Error(ErrorCode::invalid_argument,
-                  fmt::format("--target names device architectures (sm_NN, gfxNNN), not {}: a cache is checked for "
-                              "the GPUs that will run it",
+                  fmt::format("--target names device architectures (sm_NN, gfxNNN, cpu-x86-64-vN, cpu), not {}: a cache "
+                              "is checked for the devices that will run it",
                               name));
     }
     devices.push_back(target);

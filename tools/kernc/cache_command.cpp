@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -129,10 +130,15 @@ int run_ls(const CacheCommandOptions& options, const Config& config) {
     fmt::print("{}\n", rows.dump(2));
     return kExitOk;
   }
-  fmt::print("{:<14} {:<16} {:<18} {:>10}  {}\n", "KEY", "TARGET", "COMPILER", "SIZE", "LAST USED");
+  // The compiler column as wide as its longest name: a host compiler's ("host-c++ g++ (Debian
+  // 12.2.0-14) 12.2.0 (x86_64-linux-gnu)") is much longer than NVRTC's.
+  std::size_t compiler_width = 18;
+  for (const auto& row : rows) compiler_width = std::max(compiler_width, row.value("compiler", "?").size());
+  fmt::print("{:<14} {:<16} {:<{}} {:>10}  {}\n", "KEY", "TARGET", "COMPILER", compiler_width, "SIZE", "LAST USED");
   for (const auto& row : rows) {
-    fmt::print("{:<14} {:<16} {:<18} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
-               row.value("target", "?"), row.value("compiler", "?"), format_size(row["size_bytes"].get<std::uint64_t>()),
+    fmt::print("{:<14} {:<16} {:<{}} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
+               row.value("target", "?"), row.value("compiler", "?"), compiler_width,
+               format_size(row["size_bytes"].get<std::uint64_t>()),
                row["last_used"].get<std::string>(),
                row.contains("problem") ? "  BAD: " + row["problem"].get<std::string>() : "");
   }
@@ -297,7 +303,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
   add_format(check);
   check->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
-  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, ...")
+  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, cpu-x86-64-v3, cpu (this machine), ...")
       ->required();
 
   auto run = [options, &global, stats, ls, verify, prune, clear, inspect, merge, check]() -> int {

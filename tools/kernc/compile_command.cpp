@@ -135,7 +135,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
   std::vector<Target> targets = parse_targets(options);
   Cache cache(config.cache_config());
   Compilers compilers(config.compiler_paths());
-  if (!options.output.empty() && targets.size() > 1) make_directories(options.output, 0755);
+  if (!options.output.empty() && (targets.size() > 1 || options.output.back() == '/')) make_directories(options.output, 0755);
 
   int status = kExitOk;
   for (const auto& target : targets) {
@@ -216,10 +216,10 @@ Subcommand setup_compile(CLI::App& app, const GlobalOptions& global) {
   auto* sub = app.add_subcommand("compile", "Compile a CUDA/HIP source file (or every kernel of a .json spec file) for one or more targets, through the cache");
   // Not CLI::ExistingFile: a missing file is an I/O error (exit 4), as everywhere else.
   sub->add_option("file", options->file, "Source file (.cu), or a spec file (.json)")->required();
-  sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, ...")
+  sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, cpu-x86-64-v3 (the host: a .so), cpu, ...")
       ->required();
-  sub->add_option("--emit", options->emit, "Binary kind: cubin or ptx (CUDA), hsaco (HIP)")
-      ->check(CLI::IsMember({"cubin", "ptx", "hsaco"}));
+  sub->add_option("--emit", options->emit, "Binary kind: cubin or ptx (CUDA), hsaco (HIP), so (the host)")
+      ->check(CLI::IsMember({"cubin", "ptx", "hsaco", "so"}));
   sub->add_option("-o,--output", options->output,
                   "Write the binary here; with several targets, a directory receiving STEM.TARGET.EXT");
   sub->add_option("-n,--name-expression", options->name_expressions,

@@ -8,6 +8,7 @@
 #include "cli_context.hpp"
 #include "kernc/devices.hpp"
 #include "kernc/remote_cache.hpp"
+#include "kernc/runtime.hpp"
 #include "kernc/version.hpp"
 
 namespace kernc::cli {
@@ -51,6 +52,20 @@ nlohmann::json driver_json(const Config& config) {
   }
 }
 
+// The host backend's device: this machine's cores, the ISA level it runs and the host
+// targets whose binaries it can load (its ladder).
+nlohmann::json host_device_json() {
+  try {
+    const Device device = Device::get(0, "", Backend::cpu);
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& target : binary_ladder(device.target())) runs.push_back(target.str());
+    return {{"available", true},          {"name", device.name()}, {"arch", device.target().str()},
+            {"threads", device.multiprocessors()}, {"runs", runs}};
+  } catch (const Error& error) {
+    return {{"available", false}, {"problem", error.what()}};
+  }
+}
+
 nlohmann::json remote_json() {
   const RemoteCacheSupport support = remote_cache_support();
   if (support.available) return {{"available", true}, {"library", support.library}};
@@ -68,7 +83,9 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
       {"version", kernc::version()},
       {"nvrtc", compiler_json(Backend::cuda, config)},
       {"hiprtc", compiler_json(Backend::hip, config)},
+      {"host_compiler", compiler_json(Backend::cpu, config)},
       {"cuda_driver", driver_json(config)},
+      {"host_device", host_device_json()},
       {"remote_cache", remote_json()},
       {"settings",
        {{"cache_dir", setting_json(config.cache_dir)},
@@ -88,6 +105,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"cuda_driver_library", setting_json(config.cuda_driver_library)},
         {"hip_runtime_library", setting_json(config.hip_runtime_library)},
         {"runtime", setting_json(config.runtime)},
+        {"host_cxx", setting_json(config.host_cxx)},
+        {"cpu_threads", setting_json(config.cpu_threads)},
         {"log_level", setting_json(config.log_level)}}},
   };
   if (options.format == "json") {
@@ -95,17 +114,18 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
     return kExitOk;
   }
   fmt::print("kernc {}\n\n", kernc::version());
-  for (const char* name : {"nvrtc", "hiprtc"}) {
+  for (const auto& [name, label] : {std::pair<const char*, const char*>{"nvrtc", "nvrtc"}, {"hiprtc", "hiprtc"},
+                                    {"host_compiler", "host c++"}}) {
     const auto& c = info[name];
     if (c["available"].get<bool>()) {
-      fmt::print("{:<8} {} ({})\n         cache tag: {}\n         targets: {}\n", name, c["version"].get<std::string>(),
+      fmt::print("{:<8} {} ({})\n         cache tag: {}\n         targets: {}\n", label, c["version"].get<std::string>(),
                  c["library"].get<std::string>(), c["cache_tag"].get<std::string>(),
                  fmt::join(c["supported_targets"].get<std::vector<std::string>>(), " "));
       const auto dirs = c["include_dirs"].get<std::vector<std::string>>();
       fmt::print("         includes: {} ({})\n         headers: {}\n", dirs.empty() ? "none" : fmt::format("{}", fmt::join(dirs, " ")),
                  c["include_source"].get<std::string>(), c["headers"].get<std::string>());
     } else {
-      fmt::print("{:<8} not available: {}\n", name, c["problem"].get<std::string>());
+      fmt::print("{:<8} not available: {}\n", label, c["problem"].get<std::string>());
     }
   }
   const auto& driver = info["cuda_driver"];
@@ -117,6 +137,14 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
     }
   } else {
     fmt::print("driver   no GPU usable: {}\n", driver["problem"].get<std::string>());
+  }
+  const auto& cpu = info["host_device"];
+  if (cpu["available"].get<bool>()) {
+    fmt::print("cpu      {}, {} (kernc run --device cpu)\n         runs: {}\n", cpu["name"].get<std::string>(),
+               cpu["arch"].get<std::string>(),
+               fmt::join(cpu["runs"].get<std::vector<std::string>>(), " "));
+  } else {
+    fmt::print("cpu      not usable: {}\n", cpu["problem"].get<std::string>());
   }
   const auto& remote = info["remote_cache"];
   if (remote["available"].get<bool>()) {
@@ -145,6 +173,10 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("cuda driver library", config.cuda_driver_library.value, config.cuda_driver_library.source);
   show("hip runtime library", config.hip_runtime_library.value, config.hip_runtime_library.source);
   show("runtime", config.runtime.value, config.runtime.source);
+  show("host cxx", config.host_cxx.value, config.host_cxx.source);
+  show("cpu threads", config.cpu_threads.value == 0 ? std::string("one per hardware thread")
+                                                    : std::to_string(config.cpu_threads.value),
+       config.cpu_threads.source);
   show("log level", config.log_level.value, config.log_level.source);
   return kExitOk;
 }
@@ -153,7 +185,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
 
 Subcommand setup_info(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<InfoCommandOptions>();
-  auto* sub = app.add_subcommand("info", "Show the compilers, driver and GPUs found, and where each setting came from");
+  auto* sub = app.add_subcommand("info", "Show the compilers, driver, GPUs and host CPU found, and where each setting came from");
   sub->add_option("--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   return {sub, [options, &global] { return run_info(*options, global); }};
 }

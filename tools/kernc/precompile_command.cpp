@@ -166,7 +166,7 @@ Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global) {
   auto request = std::make_shared<PrecompileRequest>();
   auto* sub = app.add_subcommand("precompile", "Compile every variant of a spec file's kernels into the cache");
   sub->add_option("spec", request->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
-  sub->add_option("-t,--target", request->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, ...")->required();
+  sub->add_option("-t,--target", request->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, cpu-x86-64-v3, cpu (this machine's level), ...")->required();
   sub->add_option("-j,--jobs", request->jobs, "Parallel compiles (default: the number of CPUs)");
   sub->add_flag("--list", request->list, "Print each variant's cache key instead of compiling");
   sub->add_option("--shard", request->shard,

@@ -38,7 +38,7 @@ struct RunCommandOptions {
   bool cooperative = false;
   std::int64_t size = -1;
   unsigned repeat = 0;
-  int device = 0;
+  std::string device = "0";  // --device as given: N (of the configured runtime), cuda[:N] or cpu
   bool print = false;
   std::string format = "text";
 };

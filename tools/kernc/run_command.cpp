@@ -1,7 +1,7 @@
 // kernc run SPEC --kernel NAME --in NAME=SOURCE ... : compile (through the cache), launch
 // and time one kernel of a spec file on made-up or .npy data, and show or save its outputs.
 //
-// Everything the command line says is checked before anything runs on the GPU (sources
+// Everything the command line says is checked before anything runs on the device (sources
 // read or made, parameter names matched, the call planned by the library: run_plan.cpp),
 // so that usage errors exit 2 on any machine, a machine without a usable GPU included
 // (then exit 7 after the plan); the plan is then run (run_execute.cpp).
@@ -21,7 +21,35 @@ namespace kernc::cli {
 
 namespace {
 
-int no_gpu(const std::string& reason) {
+// What --device names: a device of the configured runtime (KERNC_RUNTIME), or of the
+// runtime its spelling names ("cpu": the host's cores; "cuda:N": a CUDA GPU).
+struct DeviceChoice {
+  int ordinal = 0;
+  std::string runtime;  // "": the configured one (KERNC_RUNTIME)
+};
+
+DeviceChoice parse_device(const std::string& text) {
+  const auto bad = [&text] {
+    return usage(fmt::format("--device: expected a GPU ordinal (0, 1, ...), cuda:N, or cpu (this machine's cores), "
+                             "not \"{}\"",
+                             text));
+  };
+  if (text == "cpu" || text == "cpu:0") return {0, "cpu"};
+  if (text == "cuda") return {0, "cuda"};
+  DeviceChoice choice;
+  std::string number = text;
+  if (text.rfind("cuda:", 0) == 0) {
+    choice.runtime = "cuda";
+    number = text.substr(5);
+  }
+  if (number.empty() || number.size() > 6 || number.find_first_not_of("0123456789") != std::string::npos) throw bad();
+  choice.ordinal = std::stoi(number);
+  return choice;
+}
+
+// No device to run on: exit 7, saying why on one line and, for a GPU, that the host's
+// cores can run the kernel instead.
+int no_device(const std::string& reason, const std::string& runtime) {
   std::string why = reason;
   const std::string prefix = "no usable NVIDIA GPU: ";
   if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
@@ -32,36 +60,47 @@ int no_gpu(const std::string& reason) {
     why.replace(at, (next == std::string::npos ? why.size() : next) - at, after_colon ? " " : "; ");
   }
   std::fflush(stdout);
-  fmt::print(stderr, "kernc: run: no usable NVIDIA GPU/driver found: {}\n", why);
+  if (runtime == "cpu") {
+    fmt::print(stderr, "kernc: run: the host device (this machine's CPU) cannot be used: {}\n", why);
+  } else {
+    // Still one line (scripts read it so): the hint goes at its end.
+    fmt::print(stderr,
+               "kernc: run: no usable {} GPU/driver found: {}; to run on this machine's CPU instead, add --device "
+               "cpu (or set KERNC_RUNTIME=cpu)\n",
+               runtime == "hip" ? "AMD" : "NVIDIA", why);
+  }
   return kExitNoGpu;
 }
 
 int run_run(const RunCommandOptions& options, const GlobalOptions& global) {
   Config config = resolve_config(global);
+  const DeviceChoice choice = parse_device(options.device);
+  if (!choice.runtime.empty()) config.runtime.set(choice.runtime, "--device");
   Spec spec = load_spec(options.spec);
-  // The call is planned once, for the GPU it runs on (the launch geometry depends on its
-  // multiprocessors). Without a usable GPU it is still planned, for a typical GPU, so that
-  // usage errors exit 2 on any machine; then the run exits 7.
+  // The call is planned once, for the device it runs on (the launch geometry depends on its
+  // multiprocessors; the host's are its worker threads). Without a usable GPU it is still
+  // planned, for a typical GPU, so that usage errors exit 2 on any machine; then the run
+  // exits 7.
   Engine engine(config);
   Device device;
   std::optional<std::string> gpu_missing;
   try {
-    device = engine.device(options.device);
+    device = engine.device(choice.ordinal);
   } catch (const Error& error) {
     gpu_missing = error.what();
   }
   CallOptions call;
   call.engine = &engine;
-  call.device = options.device;
+  call.device = choice.ordinal;
   call.multiprocessors = gpu_missing ? CallOptions::kDefaultMultiprocessors : device.multiprocessors();
   RunPlan plan = make_plan(spec, options, call);  // every usage error is raised here
-  if (gpu_missing) return no_gpu(*gpu_missing);
+  if (gpu_missing) return no_device(*gpu_missing, config.runtime.value);
   try {
     RunReport report;
     report.json = options.format == "json";
     return execute(plan, options, engine, device, report);
   } catch (const Error& error) {
-    if (error.code() == ErrorCode::no_device) return no_gpu(error.what());
+    if (error.code() == ErrorCode::no_device) return no_device(error.what(), config.runtime.value);
     if (error.code() == ErrorCode::not_precompiled) {
       std::fflush(stdout);
       fmt::print(stderr, "kernc: run: {}\nkernc: to add it, where the cache is built: kernc precompile {} --target {}\n",
@@ -105,15 +144,24 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "Outputs and globals are read after the last launch: with --repeat N, after N + 1 of them.\n\n"
       "Without --out an output is summarised (dtype, shape, min/max/mean of the finite values,\n"
       "the first elements); --print shows every element (at most {}). --repeat N times N more\n"
-      "launches with CUDA events after the first and prints the median and minimum kernel time\n"
-      "and the effective bandwidth (bytes of the array inputs' and outputs' elements / median time).\n\n"
-      "Exit codes: 0 ok, 1 the kernel did not compile, 2 bad command line (checked before the GPU\n"
-      "is used), 3 no compiler, 4 a file could not be read or written, 7 no usable NVIDIA GPU.\n\n"
+      "launches with CUDA events after the first (on the CPU: host clock times) and prints the\n"
+      "median and minimum kernel time and the effective bandwidth (bytes of the array inputs' and\n"
+      "outputs' elements / median time).\n\n"
+      "Devices: --device N (or cuda:N) runs on GPU N of the runtime KERNC_RUNTIME names (default\n"
+      "cuda); --device cpu runs on this machine's cores (the host backend: the system C++ compiler\n"
+      "builds a shared object for the CPU's ISA level, e.g. cpu-x86-64-v3), whatever KERNC_RUNTIME\n"
+      "says. Every kind of kernel and every option above works there; --cooperative runs the whole\n"
+      "grid as fibers, so that grid.sync() works.\n\n"
+      "Exit codes: 0 ok, 1 the kernel did not compile, 2 bad command line (checked before the device\n"
+      "is used), 3 no compiler, 4 a file could not be read or written, 7 no usable NVIDIA GPU (use\n"
+      "--device cpu), 8 compiling is off (KERNC_COMPILE=never) and no cache holds the kernel.\n\n"
       "Examples:\n"
       "  kernc run examples/kernels.json --kernel saxpy --in a=2.0 --in x=random:1000000:float32 \\\n"
       "      --in y=random:1000000:float32 --repeat 20\n"
       "  kernc run examples/kernels.json --kernel saxpy --arg 2.0 --arg 'random:4096x4096:float32.T' \\\n"
       "      --arg 'random:4096:float32[None, :]' --repeat 20\n"
+      "  kernc run examples/kernels.json --kernel saxpy --in a=2.0 --in x=arange:8:float32 --in y=ones:8:float32 \\\n"
+      "      --device cpu --print\n"
       "  kernc run examples/kernels.json --kernel sum_of_squares --in x=x.npy --axis 1 --out y=y.npy\n"
       "  kernc run examples/kernels.json --kernel sum_of_squares --arg x.npy --axis '()' --out y=y.npy\n"
       "  kernc run examples/kernels.json --kernel saxpy --arg 2.0 --arg x.npy --arg y.npy --arg @y --out z=z.npy\n"
@@ -151,7 +199,9 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
                   "grid covers")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--repeat", options->repeat, "Time N launches after the first with CUDA events");
-  sub->add_option("--device", options->device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  sub->add_option("--device", options->device,
+                  "Where the kernel runs: a GPU ordinal (default 0), cuda:N, or cpu (this machine's cores, the host "
+                  "backend; as KERNC_RUNTIME=cpu)");
   sub->add_flag("--print", options->print, "Print every element of the outputs (at most 1000)");
   sub->add_option("--format", options->format, "Output format: text, or one JSON document (--print does not apply)")
       ->check(CLI::IsMember({"text", "json"}));

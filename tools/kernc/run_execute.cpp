@@ -1,4 +1,4 @@
-// kernc run on the GPU: uploads, the first call and what it cost, timed repeats, results.
+// kernc run on the device (a GPU, or the host's cores): uploads, the first call and what it cost, timed repeats, results.
 
 #include <algorithm>
 #include <chrono>
@@ -129,10 +129,15 @@ std::string first_call_report(const CacheStats& before, const CacheStats& after,
 int execute(const RunPlan& plan, const RunCommandOptions& options, Engine& engine, const Device& device,
             RunReport& report) {
   const SpecKernel& entry = *plan.entry;
-  report.line("kernel  {} ({}) on GPU {}: {} ({})\n", entry.name(), entry.kind(), device.ordinal(), device.name(),
+  const bool host = device.backend() == Backend::cpu;
+  report.line("kernel  {} ({}) on {}: {} ({})\n", entry.name(), entry.kind(),
+              host ? std::string("the CPU") : fmt::format("GPU {}", device.ordinal()), device.name(),
               device.target().str());
   report.doc["kernel"] = {{"name", entry.name()}, {"kind", entry.kind()}};
-  report.doc["device"] = {{"ordinal", device.ordinal()}, {"name", device.name()}, {"arch", device.target().str()}};
+  report.doc["device"] = {{"backend", to_string(device.backend())},
+                          {"ordinal", device.ordinal()},
+                          {"name", device.name()},
+                          {"arch", device.target().str()}};
   report.doc["outputs"] = nlohmann::json::array();
   // Every argument on the device: the bytes its view reads are uploaded whole (`buffers`,
   // kept alive here) and `uploaded[k]` is plan.inputs[k]'s view of them, strides and all.
