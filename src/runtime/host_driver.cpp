@@ -84,6 +84,10 @@ struct HostFunction {
 
 struct HostModule {
   void* handle = nullptr;
+  // The memfd the module was loaded from, open while it is loaded: glibc's dlopen returns
+  // an already loaded object of the same name, so a second module loaded from a reused
+  // /proc/self/fd/N would be the first one again.
+  int fd = -1;
   bool needs_threads = false;
   const kernc_host_kernel* kernels = nullptr;
   const kernc_host_global* globals = nullptr;
@@ -173,6 +177,7 @@ class HostDriver final : public Driver {
   void release_module(void* module) noexcept override {
     auto* host = static_cast<HostModule*>(module);
     if (host->handle) ::dlclose(host->handle);
+    if (host->fd >= 0) ::close(host->fd);
     delete host;
   }
   void* find_function(void* module, const std::string& name) override;
@@ -227,13 +232,14 @@ void* HostDriver::load_module(const std::string& image) {
     written += static_cast<size_t>(n);
   }
   void* handle = ::dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd);
   if (!handle) {
+    ::close(fd);
     const char* why = ::dlerror();
     throw Error(ErrorCode::driver, fmt::format("cannot load a host program: {}", why ? why : "dlopen failed"));
   }
   auto module = std::make_unique<HostModule>();
   module->handle = handle;
+  module->fd = fd;
   auto symbol = [handle](const char* name) { return ::dlsym(handle, name); };
   const auto* version = static_cast<const unsigned*>(symbol("kernc_host_abi_version"));
   const auto* target = static_cast<const char*>(symbol("kernc_host_target"));
@@ -242,7 +248,9 @@ void* HostDriver::load_module(const std::string& image) {
   module->globals = static_cast<const kernc_host_global*>(symbol("kernc_host_globals"));
   auto refuse = [&](const std::string& why) {
     ::dlclose(handle);
+    ::close(fd);
     module->handle = nullptr;
+    module->fd = -1;
     throw Error(ErrorCode::driver, fmt::format("cannot load a host program: {}", why));
   };
   if (!version || !target || !needs || !module->kernels || !module->globals) {

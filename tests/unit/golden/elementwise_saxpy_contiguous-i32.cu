@@ -16,7 +16,7 @@ typedef float T;
 
 extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc::ArrayView<T, 0, int> _raw_y, kernc::ArrayView<T, 0, int> _raw_z, kernc::Shape<0, int> _loop) {
   typedef int _index_t;
-  constexpr int _kN = 4;
+  constexpr int _kN = 4 * KERNC_CONTIGUOUS_SCALE;  // NOTE [ host loops ], kernc/prelude.cuh
   kernc::Indexer<0, _index_t> _ind(_loop);
   const bool _vector = kernc::VectorAccess<T, _kN>::aligned(_raw_x.data_) && kernc::VectorAccess<T, _kN>::aligned(_raw_y.data_) && kernc::VectorAccess<T, _kN>::aligned(_raw_z.data_);
   const _index_t _spacing = _vector ? 1 : static_cast<_index_t>(blockDim.x);
