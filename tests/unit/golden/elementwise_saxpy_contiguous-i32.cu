@@ -41,6 +41,21 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
         }
       }
     }
+#if KERNC_SERIAL_BLOCKS
+    // NOTE [ host loops ]: a whole group without the bound check, which g++ cannot vectorize.
+    if (_whole) {
+      for (int _k = 0; _k < _kN; ++_k) {
+        _index_t i = _base + static_cast<_index_t>(_k);
+        _ind.set(i);
+        const T& x = _v_x[_k];
+        const T& y = _v_y[_k];
+        T& z = _o_z[_k];
+#line 1 "saxpy operation"
+z = a * x + y;
+#line 56 "saxpy.cu"
+      }
+    } else
+#endif
 #pragma unroll
     for (int _k = 0; _k < _kN; ++_k) {
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
@@ -51,7 +66,7 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
         T& z = _o_z[_k];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 55 "saxpy.cu"
+#line 70 "saxpy.cu"
       }
     }
     if (_whole) {

@@ -136,7 +136,7 @@ weight(x) + bias
 #line 137 "max_abs.cu"
             );
             _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-            _lanes_has[_k][_e] = true;
+            if (!_kHasIdentity) _lanes_has[_k][_e] = true;
           }
         }
       } else {
@@ -158,7 +158,7 @@ weight(x) + bias
 #line 159 "max_abs.cu"
               );
               _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-              _lanes_has[_k][_e] = true;
+              if (!_kHasIdentity) _lanes_has[_k][_e] = true;
             }
           }
         }
@@ -409,7 +409,7 @@ weight(x) + bias
               );
               _type_reduce& _lane_value = _lanes[_g][_k][_c];
               _lane_value = _kHasIdentity || _lanes_has[_g][_k][_c] ? _reduce(_lane_value, _a) : _a;
-              _lanes_has[_g][_k][_c] = true;
+              if (!_kHasIdentity) _lanes_has[_g][_k][_c] = true;
             }
           }
         }

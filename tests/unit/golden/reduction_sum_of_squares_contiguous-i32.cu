@@ -141,7 +141,7 @@ x * x
 #line 142 "sum_of_squares.cu"
             );
             _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-            _lanes_has[_k][_e] = true;
+            if (!_kHasIdentity) _lanes_has[_k][_e] = true;
           }
         }
       } else {
@@ -170,7 +170,7 @@ x * x
 #line 171 "sum_of_squares.cu"
               );
               _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-              _lanes_has[_k][_e] = true;
+              if (!_kHasIdentity) _lanes_has[_k][_e] = true;
             }
           }
         }
