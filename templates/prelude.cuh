@@ -16,6 +16,25 @@
 
 #define KERNC_DEVICE __device__ __forceinline__
 
+// NOTE [ host loops ]
+// A CPU core is one thread that g++ vectorizes, not 256 threads of a block: the host backend
+// launches elementwise and reduction kernels with one thread a block, each block taking a
+// long run of adjacent elements (src/dsl/elementwise_plan.cpp, reduction_plan.cpp; the
+// driver spreads blocks over its workers). The generated text stays one for every target:
+//  - KERNC_SERIAL_BLOCKS: 1 on the host, where the reduction templates take their host
+//    bodies (a block folds whole chunks of its outputs' rows in independent lanes, combined
+//    in a fixed order, no barrier; templates/reduction.cu.in, reduction_columns.cu.in);
+//  - KERNC_CONTIGUOUS_SCALE: how many times the GPU's elements per thread the contiguous
+//    elementwise kernel's one host thread takes a step (templates/elementwise_contiguous.cu.in);
+//    dsl::kHostContiguousScale must be the same number.
+#if defined(KERNC_HOST)
+#define KERNC_SERIAL_BLOCKS 1
+#define KERNC_CONTIGUOUS_SCALE 128
+#else
+#define KERNC_SERIAL_BLOCKS 0
+#define KERNC_CONTIGUOUS_SCALE 1
+#endif
+
 namespace kernc {
 
 KERNC_DEVICE unsigned int float_bits(float f) { return __float_as_uint(f); }

@@ -101,7 +101,8 @@ ElementwisePlan plan_elementwise_shapes(const detail::ElementwiseDefinition& def
 }
 
 void plan_elementwise_geometry(const detail::ElementwiseDefinition& def, const std::vector<ArgDescription>& inputs,
-                               int multiprocessors, std::optional<unsigned> block_size, ElementwisePlan& plan) {
+                               int multiprocessors, std::optional<unsigned> block_size, ElementwisePlan& plan,
+                               Backend backend) {
   const auto& sig = def.signature;
   if (multiprocessors <= 0) {
     throw Error(ErrorCode::invalid_argument,
@@ -114,7 +115,7 @@ void plan_elementwise_geometry(const detail::ElementwiseDefinition& def, const s
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: block_size {} is outside 1..1024 (threads per block)", def.name, *block_size));
   }
-  const std::int64_t block = block_size ? static_cast<std::int64_t>(*block_size) : kBlock;
+  std::int64_t block = block_size ? static_cast<std::int64_t>(*block_size) : kBlock;
   std::vector<std::vector<std::int64_t>> strides;
   std::vector<std::size_t> item_sizes;
   std::int64_t extra = 0;
@@ -152,10 +153,19 @@ void plan_elementwise_geometry(const detail::ElementwiseDefinition& def, const s
   // The tiled template is written for kBlock threads (templates/elementwise_tiled.cu.in).
   if (block == kBlock) tile_transposed_inputs(plan.loop, outputs_from);
   plan.rank = plan.loop.layout.view_rank();
-  plan.block = static_cast<unsigned>(block);
   // Each thread takes per_thread elements a step; the tiled kernel's block a whole tile
   // (block * kUnroll elements) a step.
-  const std::int64_t per_thread = plan.loop.layout.kind == LayoutKind::contiguous ? contiguous_per_thread : kUnroll;
+  std::int64_t per_thread = plan.loop.layout.kind == LayoutKind::contiguous ? contiguous_per_thread : kUnroll;
+  // NOTE [ host loops ]: on the host a contiguous loop is blocks of one thread, each a run of
+  // kHostContiguousScale times as many adjacent elements, which g++ vectorizes. The index
+  // width's margin above stays the GPU's: max_blocks * kBlock * per_thread is at least the
+  // host's max_blocks * 1 * (kHostContiguousScale * per_thread) for every scale up to kBlock.
+  static_assert(kHostContiguousScale <= kBlock, "the index margin of plan_loop covers the host's steps");
+  if (backend == Backend::cpu && !block_size && plan.loop.layout.kind == LayoutKind::contiguous) {
+    block = 1;
+    per_thread *= kHostContiguousScale;
+  }
+  plan.block = static_cast<unsigned>(block);
   std::int64_t steps = (plan.loop.size + block * per_thread - 1) / (block * per_thread);
   if (plan.loop.layout.kind == LayoutKind::tiled) {
     constexpr std::int64_t kTile = 32;

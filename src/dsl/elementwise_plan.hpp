@@ -11,6 +11,7 @@
 #include "dsl/definitions.hpp"
 #include "dsl/loop_plan.hpp"
 #include "kernc/signature.hpp"
+#include "kernc/target.hpp"
 
 namespace kernc::dsl {
 
@@ -33,7 +34,14 @@ ElementwisePlan plan_elementwise_shapes(const detail::ElementwiseDefinition& def
 
 /// The loop plan and launch geometry of `plan` for a GPU of `multiprocessors`
 /// multiprocessors, with `block_size` threads per block (CuPy's block_size=) or 256.
+/// On the host backend (Backend::cpu, `multiprocessors` its workers) a contiguous loop
+/// without block_size runs one thread a block (NOTE [ host loops ], templates/prelude.cuh).
 void plan_elementwise_geometry(const detail::ElementwiseDefinition& def, const std::vector<ArgDescription>& inputs,
-                               int multiprocessors, std::optional<unsigned> block_size, ElementwisePlan& plan);
+                               int multiprocessors, std::optional<unsigned> block_size, ElementwisePlan& plan,
+                               Backend backend = Backend::cuda);
+
+/// KERNC_CONTIGUOUS_SCALE of templates/prelude.cuh on the host: the contiguous kernel's one
+/// host thread a block takes this many times the GPU's elements per thread a step.
+inline constexpr std::int64_t kHostContiguousScale = 128;
 
 }  // namespace kernc::dsl

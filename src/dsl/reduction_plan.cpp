@@ -245,16 +245,75 @@ std::int64_t column_count(ReductionPlan& plan) {
   return columns;
 }
 
+// NOTE [ host reduction ]
+// On the host backend a block is one thread that g++ vectorizes (NOTE [ host loops ],
+// templates/prelude.cuh), so the host bodies of templates/reduction.cu.in and
+// reduction_columns.cu.in fold each output's elements in independent lanes (an element's
+// lane is its place in a step of the reduced axis: 2 slots of 16 bytes in the contiguous
+// layout, 8 elements otherwise), which a float sum needs to vectorize without -ffast-math,
+// and combine the lanes in lane order. The reduced axis is cut into chunks (splits, a
+// second pass folding them in chunk order) only when there are few outputs, and the cut
+// depends on the shape alone: which lane and chunk fold an element never depend on the
+// worker count, so the bits are the same run to run and whatever KERNC_CPU_THREADS is (and
+// the columns kernel gives the one-output kernel's bits). Only the grid, how many outputs a
+// block takes, depends on the workers. Blocks aim at kHostBlockElements elements, enough to
+// hide the driver's cost per block (a fiber switch when the program has barriers).
+constexpr std::int64_t kHostBlockElements = std::int64_t{1} << 16;
+// Fewer outputs than this are split (a row each would leave cores idle).
+constexpr std::int64_t kHostSplitBelow = 256;
+constexpr std::int64_t kHostMaxGrid = (std::int64_t{1} << 31) - 1;
+
+void plan_host_reduction(int workers, ReductionPlan& plan) {
+  plan.layout.index64 = !fits_index32(plan.extent, std::int64_t{1} << 20);
+  const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
+  std::int64_t slot = 1;
+  if (plan.layout.kind == LayoutKind::contiguous) {
+    std::vector<std::size_t> sizes;
+    for (const auto& view : plan.input_views) sizes.push_back(view.item);
+    slot = reduction_columns(sizes);
+  }
+  const std::int64_t step = slot > 1 ? 2 * slot : 8;  // the templates' _kUnroll * _kSlot
+  const std::int64_t steps = (reduce_size + step - 1) / step;
+  plan.splits = 1;
+  if (out_size < kHostSplitBelow && reduce_size > kHostBlockElements) {
+    const std::int64_t want = std::min<std::int64_t>((reduce_size + kHostBlockElements - 1) / kHostBlockElements, 65535);
+    const std::int64_t chunk = (steps + want - 1) / want;
+    plan.splits = (steps + chunk - 1) / chunk;  // no empty chunk
+  }
+  const std::int64_t per_split = (reduce_size + plan.splits - 1) / plan.splits;
+  // Outputs a block: about kHostBlockElements elements, but at least 8 blocks a worker when
+  // there are that many outputs.
+  std::int64_t group = std::max<std::int64_t>(1, kHostBlockElements / std::max<std::int64_t>(per_split, 1));
+  group = std::min(group, std::max<std::int64_t>(1, out_size / (static_cast<std::int64_t>(workers) * 8)));
+  group = std::max(group, (out_size + kHostMaxGrid - 1) / kHostMaxGrid);
+  plan.group = group;
+  plan.block = 1;
+  plan.grid = static_cast<unsigned>(std::max<std::int64_t>(1, (out_size + group - 1) / group));
+  plan.columns = plan.layout.kind == LayoutKind::generic && outputs_adjacent(plan) ? column_count(plan) : 1;
+  if (plan.columns > 1) {
+    const std::int64_t bands = (out_size / plan.columns + kHostColumnBand - 1) / kHostColumnBand;
+    plan.columns_grid = static_cast<unsigned>(std::max<std::int64_t>(1, bands));
+  }
+  if (plan.splits > 1) {
+    plan.finish_group = std::max<std::int64_t>(1, std::min<std::int64_t>(kHostBlockElements / plan.splits, out_size));
+    plan.finish_grid = static_cast<unsigned>((out_size + plan.finish_group - 1) / plan.finish_group);
+  }
+}
+
 }  // namespace
 
 // The index width and the launch plan for a GPU of `multiprocessors` multiprocessors: a
 // group of threads per output; long reductions of few outputs split across blocks (second
 // pass: name_finish) so that every multiprocessor has work.
-void plan_reduction_geometry(const std::string& name, int multiprocessors, ReductionPlan& plan) {
+void plan_reduction_geometry(const std::string& name, int multiprocessors, ReductionPlan& plan, Backend backend) {
   if (multiprocessors <= 0) {
     throw Error(ErrorCode::invalid_argument,
                 fmt::format("{}: a plan needs the GPU's multiprocessor count (CallOptions::multiprocessors), got {}",
                             name, multiprocessors));
+  }
+  if (backend == Backend::cpu) {
+    plan_host_reduction(multiprocessors, plan);
+    return;
   }
   const std::int64_t max_blocks = static_cast<std::int64_t>(multiprocessors) * 32;
   // NOTE [ reduction waves ]

@@ -11,6 +11,7 @@
 #include "dsl/arg_description.hpp"
 #include "dsl/definitions.hpp"
 #include "kernc/signature.hpp"
+#include "kernc/target.hpp"
 
 namespace kernc::dsl {
 
@@ -51,6 +52,12 @@ ReductionPlan plan_reduction_shapes(const detail::ReductionDefinition& def, cons
                                     const std::optional<std::vector<int>>& axes, bool keepdims);
 
 /// The index width, strategy and geometry of both passes for a GPU of `multiprocessors`.
-void plan_reduction_geometry(const std::string& name, int multiprocessors, ReductionPlan& plan);
+/// On the host backend (Backend::cpu) `multiprocessors` is its worker count, and the plan
+/// is NOTE [ host reduction ]'s: one thread a block, chunks that depend on the shape alone.
+void plan_reduction_geometry(const std::string& name, int multiprocessors, ReductionPlan& plan,
+                             Backend backend = Backend::cuda);
+
+/// Column groups a host block of the columns kernel takes (templates/reduction_columns.cu.in _kBand).
+inline constexpr std::int64_t kHostColumnBand = 16;
 
 }  // namespace kernc::dsl

@@ -183,6 +183,11 @@ int multiprocessors_for(const CallOptions& options) {
   }
 }
 
+Backend backend_for(const CallOptions& options) {
+  const std::string& runtime = engine_of(options).config().runtime.value;
+  return runtime == "cpu" ? Backend::cpu : runtime == "hip" ? Backend::hip : Backend::cuda;
+}
+
 void init_plan(CallPlan& plan, KernelKind kind, const std::string& name, const CallOptions& options) {
   plan.kind = kind;
   plan.kernel = name;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dsl/arg_description.hpp"
+#include "kernc/target.hpp"
 #include "dsl/params.hpp"
 #include "kernc/call.hpp"
 #include "kernc/engine.hpp"
@@ -117,6 +118,9 @@ inline Engine& engine_of(const CallOptions& options) { return options.engine ? *
 
 /// The multiprocessor count a plan is made for: the options', else the device's (opening it).
 int multiprocessors_for(const CallOptions& options);
+/// The backend of the device a call is planned for: the engine's runtime (KERNC_RUNTIME),
+/// known without opening a device.
+Backend backend_for(const CallOptions& options);
 
 /// Fills what every plan holds from the kernel and its options.
 void init_plan(CallPlan& plan, KernelKind kind, const std::string& name, const CallOptions& options);

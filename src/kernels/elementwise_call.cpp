@@ -95,7 +95,8 @@ std::shared_ptr<ElementwiseCall> make_call(const std::shared_ptr<const detail::E
                                                                  call->entry, inputs, outputs, options);
   call->plan = dsl::plan_elementwise_shapes(def, call->resolved, call->inputs, given, options.size);
   call->multiprocessors = detail::multiprocessors_for(options);
-  dsl::plan_elementwise_geometry(def, call->inputs, call->multiprocessors, options.block_size, call->plan);
+  dsl::plan_elementwise_geometry(def, call->inputs, call->multiprocessors, options.block_size, call->plan,
+                                 detail::backend_for(options));
   call->shape = call->plan.shape;
   call->outputs = call->plan.outputs;
   call->layout = call->plan.loop.layout;

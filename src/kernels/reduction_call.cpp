@@ -96,7 +96,7 @@ std::shared_ptr<ReductionCall> make_call(const std::shared_ptr<const detail::Red
   call->empty = plan.out_size == 0;
   if (!call->empty) {
     call->multiprocessors = detail::multiprocessors_for(options);
-    dsl::plan_reduction_geometry(def.name, call->multiprocessors, plan);
+    dsl::plan_reduction_geometry(def.name, call->multiprocessors, plan, detail::backend_for(options));
   } else {
     call->multiprocessors = options.multiprocessors.value_or(0);
   }

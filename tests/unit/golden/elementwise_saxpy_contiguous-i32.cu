@@ -16,7 +16,7 @@ typedef float T;
 
 extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc::ArrayView<T, 0, int> _raw_y, kernc::ArrayView<T, 0, int> _raw_z, kernc::Shape<0, int> _loop) {
   typedef int _index_t;
-  constexpr int _kN = 4;
+  constexpr int _kN = 4 * KERNC_CONTIGUOUS_SCALE;  // NOTE [ host loops ], kernc/prelude.cuh
   kernc::Indexer<0, _index_t> _ind(_loop);
   const bool _vector = kernc::VectorAccess<T, _kN>::aligned(_raw_x.data_) && kernc::VectorAccess<T, _kN>::aligned(_raw_y.data_) && kernc::VectorAccess<T, _kN>::aligned(_raw_z.data_);
   const _index_t _spacing = _vector ? 1 : static_cast<_index_t>(blockDim.x);
@@ -41,6 +41,21 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
         }
       }
     }
+#if KERNC_SERIAL_BLOCKS
+    // NOTE [ host loops ]: a whole group without the bound check, which g++ cannot vectorize.
+    if (_whole) {
+      for (int _k = 0; _k < _kN; ++_k) {
+        _index_t i = _base + static_cast<_index_t>(_k);
+        _ind.set(i);
+        const T& x = _v_x[_k];
+        const T& y = _v_y[_k];
+        T& z = _o_z[_k];
+#line 1 "saxpy operation"
+z = a * x + y;
+#line 56 "saxpy.cu"
+      }
+    } else
+#endif
 #pragma unroll
     for (int _k = 0; _k < _kN; ++_k) {
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
@@ -51,7 +66,7 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
         T& z = _o_z[_k];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 55 "saxpy.cu"
+#line 70 "saxpy.cu"
       }
     }
     if (_whole) {

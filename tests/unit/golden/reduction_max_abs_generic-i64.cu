@@ -88,6 +88,104 @@ a > b
 #line 89 "max_abs.cu"
     );
   };
+#if KERNC_SERIAL_BLOCKS
+  // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x
+  // folds outputs [x * _group, (x + 1) * _group), each over chunk blockIdx.y of its row
+  // (whole steps of _kUnroll slots, _splits chunks), in _kUnroll * _kSlot independent lanes
+  // (lane: the element's place in its step) that g++ vectorizes without reassociating
+  // anything; the lanes are combined in lane order. Which lane and chunk fold an element
+  // depends on the shape alone, so the bits do not depend on the worker count.
+  constexpr int _kSlot = 1;
+  constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
+  constexpr int _kLanes = _kUnroll * _kSlot;
+  const _index_t _slots = (_reduce_size + _kSlot - 1) / _kSlot;
+  const _index_t _steps = (_slots + _kUnroll - 1) / _kUnroll;
+  const _index_t _split_steps = (_steps + _splits - 1) / _splits;
+  const _index_t _S_first = static_cast<_index_t>(blockIdx.y) * _split_steps * _kUnroll;
+  const _index_t _S_stop = _S_first + _split_steps * _kUnroll < _slots ? _S_first + _split_steps * _kUnroll : _slots;
+  const _index_t _j_first = _S_first * _kSlot;
+  const _index_t _j_end = _reduce_size;
+  const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
+  const _index_t _i_stop = (static_cast<_index_t>(blockIdx.x) + 1) * _group < _out_size
+                             ? (static_cast<_index_t>(blockIdx.x) + 1) * _group : _out_size;
+  for (_index_t _i = static_cast<_index_t>(blockIdx.x) * _group; _i < _i_stop; ++_i) {
+    _type_reduce _lanes[_kUnroll][_kSlot];
+    bool _lanes_has[_kUnroll][_kSlot];
+    for (int _k = 0; _k < _kUnroll; ++_k) {
+      for (int _e = 0; _e < _kSlot; ++_e) {
+        _lanes[_k][_e] = _type_reduce();
+        _lanes_has[_k][_e] = _kHasIdentity;
+      }
+    }
+      char* const _row_x = _j_first < _j_end ? _rows_x.row(_i) : nullptr;
+    for (_index_t _S0 = _S_first; _S0 < _S_stop; _S0 += _kUnroll) {
+        T _v_x[_kUnroll][_kSlot];
+      if ((_S0 + _kUnroll) * _kSlot <= _j_end) {  // a whole step: no bound checks
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          const _index_t _jl = (_S0 + _k) * _kSlot;  // the slot's first element
+            _v_x[_k][0] = _rows_x.at(_row_x, _jl);
+        }
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          for (int _e = 0; _e < _kSlot; ++_e) {
+            const _index_t _J = (_S0 + _k) * _kSlot + _e;
+            const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+              const T& x = _v_x[_k][_e];
+            _type_reduce _a = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 137 "max_abs.cu"
+            );
+            _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
+            if (!_kHasIdentity) _lanes_has[_k][_e] = true;
+          }
+        }
+      } else {
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          const _index_t _jl = (_S0 + _k) * _kSlot;
+          if (_jl < _j_end) {
+            _v_x[_k][0] = _rows_x.at(_row_x, _jl);
+          }
+        }
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          for (int _e = 0; _e < _kSlot; ++_e) {
+            const _index_t _J = (_S0 + _k) * _kSlot + _e;
+            if (_J < _j_end) {
+              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+              const T& x = _v_x[_k][_e];
+              _type_reduce _a = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 159 "max_abs.cu"
+              );
+              _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
+              if (!_kHasIdentity) _lanes_has[_k][_e] = true;
+            }
+          }
+        }
+      }
+    }
+    _type_reduce _s = _type_reduce();
+    bool _has = _kHasIdentity;
+    for (int _l = 0; _l < _kLanes; ++_l) {
+      if (!_lanes_has[_l / _kSlot][_l % _kSlot]) continue;
+      const _type_reduce& _v = _lanes[_l / _kSlot][_l % _kSlot];
+      _s = _has ? _reduce(_s, _v) : _v;
+      _has = true;
+    }
+    if (_splits == 1) {
+      const _type_reduce a = _s;
+        T& y = _raw_y[_i];
+        long long& n = _raw_n[_i];
+#line 1 "max_abs post_map_expr"
+y = T(a);
+n = 1;
+#line 183 "max_abs.cu"
+    } else {
+      _partials[_i * _splits + blockIdx.y] = _s;
+      _partials_valid[_i * _splits + blockIdx.y] = _has;
+    }
+  }
+#else
   const _index_t _lane = threadIdx.x % _group;
   const _index_t _per_block = _kReduceBlock / _group;
   // A slot is _kSlot adjacent elements of a row, which one lane takes (NOTE [ reduction
@@ -138,7 +236,7 @@ a > b
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 142 "max_abs.cu"
+#line 240 "max_abs.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -156,13 +254,14 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 160 "max_abs.cu"
+#line 258 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
       }
     }
   }
+#endif
 }
 
 // Second pass when the reduced axis was split: one group per output over its partials.
@@ -178,9 +277,32 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 182 "max_abs.cu"
+#line 281 "max_abs.cu"
     );
   };
+#if KERNC_SERIAL_BLOCKS
+  // NOTE [ host reduction ]: one thread a block, outputs [x * _group, (x + 1) * _group),
+  // each folding its chunks' partial results in chunk order.
+  const _index_t _i_stop = (static_cast<_index_t>(blockIdx.x) + 1) * _group < _out_size
+                             ? (static_cast<_index_t>(blockIdx.x) + 1) * _group : _out_size;
+  for (_index_t _i = static_cast<_index_t>(blockIdx.x) * _group; _i < _i_stop; ++_i) {
+    _type_reduce _s = _type_reduce();
+    bool _has = _kHasIdentity;
+    for (_index_t _k = 0; _k < _splits; ++_k) {
+      if (!_partials_valid[_i * _splits + _k]) continue;
+      const _type_reduce _p = _partials[_i * _splits + _k];
+      _s = _has ? _reduce(_s, _p) : _p;
+      _has = true;
+    }
+    const _type_reduce a = _s;
+        T& y = _raw_y[_i];
+        long long& n = _raw_n[_i];
+#line 1 "max_abs post_map_expr"
+y = T(a);
+n = 1;
+#line 304 "max_abs.cu"
+  }
+#else
   const _index_t _lane = threadIdx.x % _group;
   const _index_t _per_block = _kReduceBlock / _group;
   for (_index_t _base = static_cast<_index_t>(blockIdx.x) * _per_block; _base < _out_size;
@@ -204,9 +326,10 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 208 "max_abs.cu"
+#line 330 "max_abs.cu"
     }
   }
+#endif
 }
 
 // NOTE [ reduction columns ] (src/dsl/reduction_plan.cpp): outputs whose elements lie
@@ -227,10 +350,97 @@ extern "C" __global__ void max_abs_columns(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 231 "max_abs.cu"
+#line 354 "max_abs.cu"
     );
   };
   constexpr int _kColumns = 4;
+#if KERNC_SERIAL_BLOCKS
+  // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x takes
+  // _kBand groups of _kColumns adjacent outputs over chunk blockIdx.y of the rows (whole
+  // steps of _kUnroll rows). Rows go by in runs of _kRun, each run across the whole band
+  // (the band's lines stay in cache), folded in _kUnroll lanes per output (lane: the row's
+  // place in its step), combined in lane order: the one-output kernel's lanes, chunks and
+  // order, so the bits do not depend on the kernel or on the worker count.
+  constexpr int _kUnroll = 8;
+  constexpr int _kBand = 16;  // dsl::kHostColumnBand
+  constexpr int _kRun = 64;
+  const _index_t _j_end = _reduce_size;
+  const _index_t _steps = (_reduce_size + _kUnroll - 1) / _kUnroll;
+  const _index_t _split_steps = (_steps + _splits - 1) / _splits;
+  const _index_t _J_first = static_cast<_index_t>(blockIdx.y) * _split_steps * _kUnroll;
+  const _index_t _J_stop = _J_first + _split_steps * _kUnroll < _j_end ? _J_first + _split_steps * _kUnroll : _j_end;
+  const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
+  const _index_t _g_first = static_cast<_index_t>(blockIdx.x) * _kBand;
+  const _index_t _g_count = (_out_size / _kColumns - _g_first) < _kBand ? (_out_size / _kColumns - _g_first) : _kBand;
+  _type_reduce _lanes[_kBand][_kUnroll][_kColumns];
+  bool _lanes_has[_kBand][_kUnroll][_kColumns];
+  for (int _g = 0; _g < _kBand; ++_g) {
+    for (int _k = 0; _k < _kUnroll; ++_k) {
+      for (int _c = 0; _c < _kColumns; ++_c) {
+        _lanes[_g][_k][_c] = _type_reduce();
+        _lanes_has[_g][_k][_c] = _kHasIdentity;
+      }
+    }
+  }
+  for (_index_t _R0 = _J_first; _R0 < _J_stop; _R0 += _kRun) {
+    const _index_t _R_stop = _R0 + _kRun < _J_stop ? _R0 + _kRun : _J_stop;
+    for (int _g = 0; _g < _g_count; ++_g) {
+      const _index_t _i0 = (_g_first + _g) * _kColumns;
+      char* const _row_x = _rows_x.row(_i0);
+      for (_index_t _J0 = _R0; _J0 < _R_stop; _J0 += _kUnroll) {
+        T _v_x[_kUnroll][_kColumns];
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          const _index_t _jl = _J0 + _k;
+          if (_jl < _j_end) {
+            kernc::VectorAccess<T, _kColumns>::load(_v_x[_k], &_rows_x.at(_row_x, _jl));
+          }
+        }
+        for (int _k = 0; _k < _kUnroll; ++_k) {
+          const _index_t _J = _J0 + _k;
+          if (_J < _j_end) {
+            for (int _c = 0; _c < _kColumns; ++_c) {
+              const _index_t _i __attribute__((unused)) = _i0 + _c;
+              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+              const T& x = _v_x[_k][_c];
+              _type_reduce _a = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 409 "max_abs.cu"
+              );
+              _type_reduce& _lane_value = _lanes[_g][_k][_c];
+              _lane_value = _kHasIdentity || _lanes_has[_g][_k][_c] ? _reduce(_lane_value, _a) : _a;
+              if (!_kHasIdentity) _lanes_has[_g][_k][_c] = true;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (int _g = 0; _g < _g_count; ++_g) {
+    for (int _c = 0; _c < _kColumns; ++_c) {
+      const _index_t _i = (_g_first + _g) * _kColumns + _c;
+      _type_reduce _s = _type_reduce();
+      bool _has = _kHasIdentity;
+      for (int _k = 0; _k < _kUnroll; ++_k) {
+        if (!_lanes_has[_g][_k][_c]) continue;
+        _s = _has ? _reduce(_s, _lanes[_g][_k][_c]) : _lanes[_g][_k][_c];
+        _has = true;
+      }
+      if (_splits == 1) {
+        const _type_reduce a = _s;
+        T& y = _raw_y[_i];
+        long long& n = _raw_n[_i];
+#line 1 "max_abs post_map_expr"
+y = T(a);
+n = 1;
+#line 437 "max_abs.cu"
+      } else {
+        _partials[_i * _splits + blockIdx.y] = _s;
+        _partials_valid[_i * _splits + blockIdx.y] = _has;
+      }
+    }
+  }
+#else
   // Rows per step, all loaded before the first is mapped (_kColumns elements each): 8, the
   // one-output kernel's tile, so that both fold each output's elements in the same order.
   constexpr int _kUnroll = 8;
@@ -269,7 +479,7 @@ a > b
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 273 "max_abs.cu"
+#line 483 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -287,7 +497,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 291 "max_abs.cu"
+#line 501 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];
@@ -295,4 +505,5 @@ n = 1;
       }
     }
   }
+#endif
 }
