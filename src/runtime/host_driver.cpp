@@ -2,6 +2,7 @@
 // own memory and cores.
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -226,8 +227,31 @@ void* HostDriver::load_module(const std::string& image) {
     }
     written += static_cast<size_t>(n);
   }
-  void* handle = ::dlopen(fmt::format("/proc/self/fd/{}", fd).c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd);
+  // NOTE [ unique names of host programs ]
+  // glibc's dlopen returns an object already loaded under the same name without opening
+  // the file, and /proc/self/fd/N names recur: the descriptor is closed after the load, so
+  // the next program gets the same N while the first is still loaded (or stays resident
+  // after dlclose). Loading it would hand back the other program's kernels. So a name that
+  // a loaded object holds (RTLD_NOLOAD finds it) is skipped: the memfd is duplicated onto a
+  // new number, the tried ones kept open until the load so that each try is a new name.
+  std::vector<int> descriptors{fd};
+  auto close_all = [&descriptors] {
+    for (const int open_fd : descriptors) ::close(open_fd);
+  };
+  std::string path = fmt::format("/proc/self/fd/{}", fd);
+  while (void* resident = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD)) {
+    ::dlclose(resident);
+    const int next = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (next < 0) {
+      const int saved = errno;
+      close_all();
+      throw Error(ErrorCode::driver, fmt::format("duplicating a host program's memfd: {}", std::strerror(saved)));
+    }
+    descriptors.push_back(next);
+    path = fmt::format("/proc/self/fd/{}", next);
+  }
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close_all();
   if (!handle) {
     const char* why = ::dlerror();
     throw Error(ErrorCode::driver, fmt::format("cannot load a host program: {}", why ? why : "dlopen failed"));
