@@ -1,5 +1,6 @@
 // A custom reduction: the L2 norm of each row of a matrix, and of the whole matrix,
-// with a float64 accumulator for float32 data. Exits 77 without a GPU.
+// with a float64 accumulator for float32 data. Exits 77 without a GPU;
+// KERNC_RUNTIME=cpu runs it on the host.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -9,7 +10,9 @@
 #include "kernc/kernels.hpp"
 
 int main() {
-  if (!kernc::Device::available()) {
+  // KERNC_RUNTIME=cpu runs the kernels on the host's own cores instead (Backend::cpu).
+  const bool on_host = kernc::Config::from_environment().runtime.value == "cpu";
+  if (!kernc::Device::available("", on_host ? kernc::Backend::cpu : kernc::Backend::cuda)) {
     std::printf("custom_reduction: no usable GPU, skipped\n");
     return 77;
   }

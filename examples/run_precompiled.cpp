@@ -1,7 +1,8 @@
 // The second half of the precompile-in-CI flow (see precompile_flow.sh): run kernels of
 // examples/kernels.json from a cache that `kernc precompile` filled on a machine without
 // a GPU, and report how many compiles that took — zero when the cache was complete.
-// Usage: run_precompiled SPEC CACHE_DIR. Exits 77 without a GPU.
+// Usage: run_precompiled SPEC CACHE_DIR. Exits 77 without a GPU;
+// KERNC_RUNTIME=cpu runs it on the host.
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -15,7 +16,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: run_precompiled SPEC CACHE_DIR\n");
     return 2;
   }
-  if (!kernc::Device::available()) {
+  // KERNC_RUNTIME=cpu runs the kernels on the host's own cores instead (Backend::cpu).
+  const bool on_host = kernc::Config::from_environment().runtime.value == "cpu";
+  if (!kernc::Device::available("", on_host ? kernc::Backend::cpu : kernc::Backend::cuda)) {
     std::printf("run_precompiled: no usable GPU, skipped\n");
     return 77;
   }

@@ -1,6 +1,7 @@
 # Black-box tests of `kernc run`: the command line is checked before the GPU is touched
 # (usage errors exit 2, unreadable files 4, on any machine); without a usable GPU the
-# command exits 7; with one (`kernc info` lists a GPU) the results are checked against
+# command exits 7 (with KERNC_RUNTIME=cpu it runs on the host's cores, checked on every
+# machine); with one (`kernc info` lists a GPU) the results are checked against
 # NumPy where a python3 with numpy is found, and against values known in advance otherwise.
 # Usage: bash test_run.sh PATH_TO_KERNC [PROJECT_SOURCE_DIR]
 
@@ -285,6 +286,96 @@ expect_contains "$ERR" "kernc: run: no usable NVIDIA GPU/driver found: "
 expect_contains "$ERR" "/nonexistent/libcuda.so.1"
 expect_equal "$(wc -l <"$ERR")" 1 "lines on stderr"
 expect_file_missing z.npy
+
+# ---------------------------------------------------------------------------------------------
+# The host backend (KERNC_RUNTIME=cpu: the system C++ compiler and the host's cores) needs no
+# GPU, so these run on every machine. Each kind of kernel of examples/kernels.json runs, and
+# what it prints is checked against values computed here, independently: awk for small
+# arange inputs, Python's standard library (no NumPy needed) for random ones read from .npy.
+
+# awk_floats N EXPR: "[v_0, v_1, ...]" as --print shows a 1-D float array, v_k = EXPR of k.
+awk_floats() {
+  awk -v n="$1" 'function show(v, s) { s = sprintf("%.7g", v); if (s !~ /[.e]/) s = s ".0"; return s }
+    BEGIN { printf "["; for (k = 0; k < n; k++) printf "%s%s", (k ? ", " : ""), show('"$2"'); print "]" }'
+}
+# awk_ints N EXPR: the same for an integer array ([2, 3, 7]).
+awk_ints() {
+  awk -v n="$1" 'BEGIN { printf "["; for (k = 0; k < n; k++) printf "%s%d", (k ? ", " : ""), '"$2"'; print "]" }'
+}
+# npy_check EXPR FILE...: evaluates EXPR in Python with the .npy files read into lists
+# (f0, f1, ...) by the standard library; prints "ok" or what differs.
+npy_check() {
+  python3 - "$@" <<'PY'
+import array, ast, math, sys
+def load(path):
+    data = open(path, "rb").read()
+    assert data[:6] == b"\x93NUMPY", path
+    length = int.from_bytes(data[8:10], "little") if data[6] == 1 else int.from_bytes(data[8:12], "little")
+    start = 10 if data[6] == 1 else 12
+    header = ast.literal_eval(data[start:start + length].decode())
+    code = {"<f4": "f", "<f8": "d", "<i4": "i", "|i1": "b", "<i8": "q"}[header["descr"]]
+    values = array.array(code)
+    values.frombytes(data[start + length:])
+    return list(values)
+env = {"math": math}
+for k, path in enumerate(sys.argv[2:]):
+    env["f%d" % k] = load(path)
+print(eval(sys.argv[1], env))
+PY
+}
+
+TEST "host backend: saxpy (elementwise) runs without a GPU and gives a * x + y"
+export KERNC_RUNTIME=cpu KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.5 --in x=arange:7:float32 --in y=ones:7:float32 --print
+expect_match "$OUT" '^kernel +saxpy \(elementwise\) on '
+expect_match "$OUT" '^output +z = float32 \(7,\) '
+expect_contains "$OUT" "$(awk_floats 7 '2.5 * k + 1')"
+# Random data, read back from .npy and checked in Python (float32 rounding, perhaps one fma).
+expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=-1.75 --in x=random:1001:float32 --in y=random:1001:float32 \
+  --out x=x.npy --out y=y.npy --out z=z.npy
+expect_equal "$(npy_check '"ok" if len(f2) == 1001 and all(abs(z - (-1.75 * x + y)) <= 1e-6 * (1.75 * abs(x) + abs(y)) for x, y, z in zip(f0, f1, f2)) else "differ"' x.npy y.npy z.npy)" ok "z against -1.75 * x + y"
+
+TEST "host backend: clip_add (raw input, scalars) clamps x + bias[i % bias.size()]"
+export KERNC_RUNTIME=cpu KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 0 kernc run "$SPEC" --kernel clip_add --in x=arange:10:int32 --in bias=arange:3:int32 --in lo=2.0 \
+  --in hi=7.0 --print
+expect_contains "$OUT" "$(awk_ints 10 'k + k % 3 < 2 ? 2 : (k + k % 3 > 7 ? 7 : k + k % 3)')"
+expect_exit 0 kernc run "$SPEC" --kernel clip_add --in x=arange:6:float32 --in bias=ones:4:float32 --in lo=0.5 \
+  --in hi=4.5 --print
+expect_contains "$OUT" "$(awk_floats 6 'k + 1 > 4.5 ? 4.5 : k + 1')"
+
+TEST "host backend: sum_of_squares (reduction) over --axis 1, --axis 0 and everything"
+export KERNC_RUNTIME=cpu KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+# x is arange:3x4, x[r, c] = 4r + c.
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg arange:3x4:float32 --axis 1 --print
+expect_match "$OUT" '^output +y = float32 \(3,\) '
+expect_contains "$OUT" "$(awk_floats 3 '(4*k)^2 + (4*k+1)^2 + (4*k+2)^2 + (4*k+3)^2')"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg arange:3x4:float32 --axis 0 --print
+expect_match "$OUT" '^output +y = float32 \(4,\) '
+expect_contains "$OUT" "$(awk_floats 4 'k^2 + (k+4)^2 + (k+8)^2')"
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --arg arange:3x4:float32 --axis 0 --keepdims --format json
+expect_json "$OUT" 'd["outputs"][0]["shape"]' '[1, 4]'
+# The whole array of random data (sizes past one block), against a float64 sum in Python.
+expect_exit 0 kernc run "$SPEC" --kernel sum_of_squares --in x=random:100003:float64 --out x=x.npy --out y=y.npy
+expect_equal "$(npy_check '"ok" if abs(f1[0] - math.fsum(v * v for v in f0)) <= 1e-12 * math.fsum(v * v for v in f0) else "differ"' x.npy y.npy)" ok "sum of squares"
+
+TEST "host backend: fill (raw kernel) by name and by position"
+export KERNC_RUNTIME=cpu KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 0 kernc run "$SPEC" --kernel fill --in out=zeros:10:float32 --in value=2.5 --in n=10 --print
+expect_contains "$OUT" "$(awk_floats 10 '2.5')"
+expect_exit 0 kernc run "$SPEC" --kernel fill --arg zeros:10:float32 --arg=-1.5 --arg 4 --print
+expect_contains "$OUT" "$(awk_floats 10 'k < 4 ? -1.5 : 0')"
+
+TEST "host backend: scaling (raw_module) templates by --function: axpby<float> and block_sum<float, 256>"
+export KERNC_RUNTIME=cpu KERNC_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+expect_exit 0 kernc run "$SPEC" --kernel scaling --function 'axpby<float>' --arg 2.0 --arg arange:9:float32 \
+  --arg 0.5 --arg ones:9:float32 --arg 9 --grid 2 --block 8 --print
+expect_match "$OUT" '^output +y = float32 \(9,\) '
+expect_contains "$OUT" "$(awk_floats 9 '2 * k + 0.5')"
+# Shared memory and __syncthreads() over 256 threads a block: one partial sum per block.
+expect_exit 0 kernc run "$SPEC" --kernel scaling --function 'block_sum<float, 256>' --arg arange:1000:float32 \
+  --arg zeros:4:float32 --arg 1000 --grid 4 --block 256 --print
+expect_contains "$OUT" "$(awk_floats 4 '(256*k + (k < 3 ? 256*k + 255 : 999)) * (k < 3 ? 256 : 232) / 2')"
 
 # ---------------------------------------------------------------------------------------------
 TEST "find out whether this machine has a GPU"

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -45,6 +46,54 @@ inline constexpr std::int64_t kSizes[] = {1, 1001, 3'000'017};
 inline std::uint64_t& run_seed() {
   static std::uint64_t seed = 0;
   return seed;
+}
+
+// NOTE [ GPU suite on the host ]
+// With KERNC_RUNTIME=cpu the suite runs on the host backend (Backend::cpu): gpu_main.cpp
+// sets host_mode(), the global engine's device 0 is the host device, and every kernel is
+// compiled by the system C++ compiler and run on the host's cores (NOTE [ host backend ]
+// in include/kernc/target.hpp). The DSL's semantics are the same there, so the same host
+// references apply. What only a GPU has (its faults, CUDA graphs, the toolkit's headers,
+// PTX and cubin files, the driver's properties and limits) is skipped by name, with the
+// reason, through KERNC_GPU_ONLY; gpu_main.cpp prints the list at the end. ctest runs
+// this mode as `gpu_on_host` on every machine (tests/CMakeLists.txt).
+
+/// True when the suite runs on the host backend; see NOTE [ GPU suite on the host ].
+inline bool& host_mode() {
+  static bool on = false;
+  return on;
+}
+
+/// The test case running now (kept by the listener in gpu_main.cpp).
+inline std::string& current_test_case() {
+  static std::string name;
+  return name;
+}
+
+/// The test cases KERNC_GPU_ONLY skipped, each with its reason.
+inline std::vector<std::pair<std::string, std::string>>& skipped_on_host() {
+  static std::vector<std::pair<std::string, std::string>> skipped;
+  return skipped;
+}
+
+/// Records that the current test case (or the part of it named by `part`) is skipped on
+/// the host, and why; prints it at once so that the log says it where it happens.
+inline void skip_on_host(std::string_view why, std::string_view part = {}) {
+  std::string name = current_test_case();
+  if (!part.empty()) name += " [" + std::string(part) + "]";
+  for (const auto& entry : skipped_on_host()) {
+    if (entry.first == name) return;  // a test case re-entered for its next SUBCASE
+  }
+  skipped_on_host().emplace_back(name, std::string(why));
+  MESSAGE("skipped on the host backend: " << why);
+}
+
+/// Sizes for tests that loop over kSizes: on the host, the large case is 200'003 (past
+/// every block and grid step of the host's launch geometry, still many blocks per
+/// worker) instead of 3'000'017, to keep the suite to minutes on CI's 2 cores.
+inline std::vector<std::int64_t> sizes() {
+  if (host_mode()) return {1, 1001, 200'003};
+  return {std::begin(kSizes), std::end(kSizes)};
 }
 
 /// Random data for one test case; see NOTE [ random data in GPU tests ].
@@ -110,6 +159,27 @@ class Random {
   std::uint64_t seed_;
   std::mt19937_64 engine_;
 };
+
+/// Opens a test case (or a SUBCASE) that needs a real GPU: on the host backend it is
+/// skipped, by name and with `why` printed, and counted in the run's final list
+/// (NOTE [ GPU suite on the host ]).
+#define KERNC_GPU_ONLY(why)                  \
+  do {                                       \
+    if (::kernc::gpu_test::host_mode()) {    \
+      ::kernc::gpu_test::skip_on_host(why);  \
+      return;                                \
+    }                                        \
+  } while (false)
+
+/// Opens a test case that fails on the host backend for a known reason not fixed yet: it
+/// is skipped there like KERNC_GPU_ONLY, listed with "known host failure" and the reason.
+#define KERNC_HOST_KNOWN_FAILURE(why)                               \
+  do {                                                              \
+    if (::kernc::gpu_test::host_mode()) {                           \
+      ::kernc::gpu_test::skip_on_host("known host failure: " why);  \
+      return;                                                       \
+    }                                                               \
+  } while (false)
 
 /// Declares `var`, a Random for this test case, and attaches the seed to every failing check.
 #define KERNC_GPU_RANDOM(var, tag)             \

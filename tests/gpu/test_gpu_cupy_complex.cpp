@@ -152,7 +152,7 @@ TEST_CASE("CuPy port: pow of complex128 and of complex with a real, against std:
 
 TEST_CASE("CuPy port: unqualified complex<float> with real arithmetic, in an elementwise kernel and a reduction") {
   KERNC_GPU_RANDOM(random, "cupy complex unqualified");
-  for (std::int64_t n : kSizes) {
+  for (std::int64_t n : sizes()) {
     CAPTURE(n);
     auto x = random.uniform<float>(n, -4, 4);
     // As CuPy writes it: complex<float> unqualified, scaled by float and double literals.

@@ -64,6 +64,7 @@ TEST_CASE("CuPy port: a raw 2-D input read through a ptrdiff_t multi-index (a tr
 }
 
 TEST_CASE("CuPy port: a RawModule including <cuda/std/complex> and <cuda_fp16.h> runs") {
+  KERNC_GPU_ONLY("CUDA toolkit headers (<cuda/std/complex>, <cuda_fp16.h>): the host compiler has none");
   KERNC_GPU_RANDOM(random, "cupy cccl include");
   const RawModule module(
       "#include <cuda/std/complex>\n"

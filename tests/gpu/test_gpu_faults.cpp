@@ -18,6 +18,8 @@ namespace kernc::gpu_test {
 
 TEST_CASE("DeviceArray::empty larger than the GPU is out_of_memory naming the shape, and the GPU stays usable" *
           doctest::test_suite("provokes driver errors")) {
+  KERNC_GPU_ONLY("it measures the GPU's memory limit: the host device allocates host memory, whose limit is the "
+                 "machine's (and overcommit)");
   Random random("allocation larger than the GPU");
   const std::int64_t huge = std::int64_t{1} << 40;  // 4 TiB of float32: more than any GPU has
   try {
@@ -71,6 +73,7 @@ TEST_CASE("DeviceArray::empty larger than the GPU is out_of_memory naming the sh
 
 TEST_CASE("a kernel writing through a null pointer is device_fault, and every later call says the same" *
           doctest::test_suite("device fault") * doctest::skip()) {
+  KERNC_GPU_ONLY("it faults the GPU on purpose: on the host a stray store is a segfault of the test process itself");
   Random random("device fault");
   const auto x = random.uniform<float>(1001);
   DeviceArray dx = upload(DType::float32, {1001}, x);

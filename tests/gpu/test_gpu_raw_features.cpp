@@ -80,7 +80,7 @@ TEST_CASE("RawKernel with LaunchConfig::cooperative: grid.sync() orders a grid-w
   const int block = 256;
   const unsigned resident = resident_blocks(grid_sum.function(), block);
   REQUIRE(resident >= static_cast<unsigned>(device().multiprocessors()));
-  for (std::int64_t n : kSizes) {
+  for (std::int64_t n : sizes()) {
     CAPTURE(n);
     const auto x = random.uniform<double>(n);
     const auto dx = upload(DType::float64, {n}, x);
@@ -115,7 +115,7 @@ TEST_CASE("RawModule::launch with LaunchConfig::cooperative runs CuPy's grid-syn
   const RawModule module(kGridPairCode, {}, {}, "gpu_grid_pair_module");
   const int block = 128;
   const unsigned resident = resident_blocks(module.get_function("gpu_grid_pair"), block);
-  for (std::int64_t n : kSizes) {
+  for (std::int64_t n : sizes()) {
     CAPTURE(n);
     const auto x1 = random.uniform<float>(n);
     const auto x2 = random.uniform<float>(n);
@@ -180,6 +180,7 @@ extern "C" __global__ void gpu_reverse_through_shared(const float* in, float* ou
 }  // namespace
 
 TEST_CASE("Function::attributes reports CuPy's attributes: versions, cache mode, carveout") {
+  KERNC_GPU_ONLY("GPU-only properties: PTX and binary versions of a cubin, the -Xptxas cache mode");
   KERNC_GPU_RANDOM(random, "raw attribute versions");
   Device dev = device();
   // A define of its own: a program (so a module and CUfunction) no other test sets attributes on.
@@ -333,9 +334,10 @@ std::vector<T> parts(const std::vector<std::complex<T>>& values) {
 }  // namespace
 
 TEST_CASE("RawModule code using <cuComplex.h> matches std::complex (CuPy's translate_cucomplex, not needed)") {
+  KERNC_GPU_ONLY("the toolkit header <cuComplex.h>: the host compiler has no CUDA toolkit headers");
   KERNC_GPU_RANDOM(random, "cucomplex");
   const RawModule module(kCuComplexCode, {}, {}, "gpu_cucomplex");
-  for (std::int64_t n : kSizes) {
+  for (std::int64_t n : sizes()) {
     CAPTURE(n);
     const LaunchConfig config = [n] {
       LaunchConfig c;

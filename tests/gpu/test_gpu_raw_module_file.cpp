@@ -85,7 +85,7 @@ void check_affine(const RawModule& module, Random& random, const std::string& wh
   std::vector<unsigned char> back = download_bytes(gain_address, gain_bytes);
   CHECK(std::memcmp(back.data(), gain.data(), gain_bytes) == 0);
 
-  for (std::int64_t n : kSizes) {
+  for (std::int64_t n : sizes()) {
     CAPTURE(n);
     const auto x = random.uniform<float>(n);
     const float a = random.uniform<float>(1, -4.0, 4.0)[0];
@@ -108,6 +108,7 @@ void check_affine(const RawModule& module, Random& random, const std::string& wh
 }  // namespace
 
 TEST_CASE("RawModule::from_file loads a cubin for the device's architecture, launches it and reads its globals") {
+  KERNC_GPU_ONLY("cubin files: a binary for the GPU's architecture, compiled by NVRTC");
   KERNC_GPU_RANDOM(random, "raw module file cubin");
   TempDir dir;
   const Target target = device().target();
@@ -127,6 +128,7 @@ TEST_CASE("RawModule::from_file loads a cubin for the device's architecture, lau
 }
 
 TEST_CASE("RawModule::from_file loads PTX, JIT-compiled by the driver") {
+  KERNC_GPU_ONLY("PTX files, JIT-compiled by the CUDA driver");
   KERNC_GPU_RANDOM(random, "raw module file ptx");
   TempDir dir;
   const int cc = device().compute_capability();
@@ -139,6 +141,7 @@ TEST_CASE("RawModule::from_file loads PTX, JIT-compiled by the driver") {
 }
 
 TEST_CASE("RawModule::from_files picks the device's cubin over PTX, and PTX when no cubin fits") {
+  KERNC_GPU_ONLY("cubin and PTX files, chosen by the GPU's compute capability");
   KERNC_GPU_RANDOM(random, "raw module file ladder");
   TempDir dir;
   const Target target = device().target();
@@ -164,6 +167,7 @@ TEST_CASE("RawModule::from_files picks the device's cubin over PTX, and PTX when
 }
 
 TEST_CASE("RawModule::from_file loads a fatbin built by nvcc; the driver picks its image") {
+  KERNC_GPU_ONLY("fatbin files built by nvcc");
   KERNC_GPU_RANDOM(random, "raw module file fatbin");
   const std::string nvcc = find_nvcc();
   if (nvcc.empty()) {
