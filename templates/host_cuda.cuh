@@ -144,9 +144,12 @@ inline unsigned warp_lanes() {
 }
 
 // Fails the launch when the program runs its blocks as plain loops (its source did not look
-// like it needs per-thread state, compiler::needs_threads).
+// like it needs per-thread state, compiler::needs_threads) and the block has more than one
+// thread. A block of one thread needs no per-thread state: it runs as a plain loop whatever
+// its program (src/runtime/host_driver.cpp), and every barrier is complete when it is reached.
 inline void need_threads(const char* what) {
   if (__builtin_expect(kernc_host_state.launch->threads_as_fibers != 0, 1)) return;
+  if (block_threads() == 1) return;
   char message[320];
   std::snprintf(message, sizeof message,
                 "%s was called in a program compiled without per-thread state (its blocks run as plain loops); "
@@ -158,6 +161,7 @@ inline void need_threads(const char* what) {
 // Barriers: save the thread's builtins, let the other fibers run, restore them.
 inline void block_barrier(const char* what) {
   need_threads(what);
+  if (!kernc_host_state.launch->threads_as_fibers) return;  // a block of one thread
   const kernc_host_state_t saved = kernc_host_state;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   saved.launch->services->block_barrier(saved.launch);
@@ -166,6 +170,7 @@ inline void block_barrier(const char* what) {
 }
 inline void warp_barrier(const char* what, unsigned mask) {
   need_threads(what);
+  if (!kernc_host_state.launch->threads_as_fibers) return;  // a block of one thread
   const kernc_host_state_t saved = kernc_host_state;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   saved.launch->services->warp_barrier(saved.launch, mask);

@@ -337,7 +337,12 @@ void HostDriver::launch(void* function, const LaunchConfig& config, void** args)
   base.grid = {config.grid[0], config.grid[1], config.grid[2]};
   base.block = {config.block[0], config.block[1], config.block[2]};
   base.dynamic_shared_bytes = config.shared_bytes;
-  base.threads_as_fibers = host->needs_threads ? 1 : 0;
+  // A block of one thread needs no fibers whatever its program (the host loops of
+  // elementwise and reduction kernels are such blocks): its barriers complete when
+  // reached (templates/host_cuda.cuh, need_threads). A cooperative grid's barrier spans
+  // blocks, so it keeps them.
+  const unsigned long long threads = static_cast<unsigned long long>(config.block[0]) * config.block[1] * config.block[2];
+  base.threads_as_fibers = host->needs_threads && (threads > 1 || config.cooperative) ? 1 : 0;
   std::optional<std::string> failure;
   if (config.cooperative) {
     failure = run_cooperative_grid(host->entry, base, args);
