@@ -147,8 +147,12 @@ void plan_elementwise_geometry(const detail::ElementwiseDefinition& def, const s
   // indexing must still hold. The index width is chosen as if the grid were max_blocks, so
   // that it does not change with the grid of NOTE [ one pass ], which 32-bit indexing then
   // bounds below (never under max_blocks).
+  // NOTE [ host loops ]: on the host the contiguous kernel takes kHostContiguousScale times
+  // the GPU's elements a step (templates/prelude.cuh scales the template's count to match,
+  // whatever the block size), and the index margin holds that step.
+  const std::int64_t host_scale = backend == Backend::cpu ? kHostContiguousScale : 1;
   plan.loop = plan_loop(plan.shape, std::move(strides), item_sizes, def.options.reduce_dims,
-                        max_blocks * block * std::max(kUnroll, contiguous_per_thread), extra,
+                        max_blocks * block * std::max(kUnroll, contiguous_per_thread * host_scale), extra,
                         def.any_loop_order && def.options.reduce_dims, outputs_from);
   // The tiled template is written for kBlock threads (templates/elementwise_tiled.cu.in).
   if (block == kBlock) tile_transposed_inputs(plan.loop, outputs_from);
@@ -156,13 +160,11 @@ void plan_elementwise_geometry(const detail::ElementwiseDefinition& def, const s
   // Each thread takes per_thread elements a step; the tiled kernel's block a whole tile
   // (block * kUnroll elements) a step.
   std::int64_t per_thread = plan.loop.layout.kind == LayoutKind::contiguous ? contiguous_per_thread : kUnroll;
-  // NOTE [ host loops ]: on the host a contiguous loop is blocks of one thread, each a run of
-  // kHostContiguousScale times as many adjacent elements, which g++ vectorizes. The index
-  // width's margin above stays the GPU's: max_blocks * kBlock * per_thread is at least the
-  // host's max_blocks * 1 * (kHostContiguousScale * per_thread) for every scale up to kBlock.
-  static_assert(kHostContiguousScale <= kBlock, "the index margin of plan_loop covers the host's steps");
-  if (backend == Backend::cpu && !block_size && plan.loop.layout.kind == LayoutKind::contiguous) {
-    block = 1;
+  // NOTE [ host loops ]: on the host a contiguous loop is blocks of one thread (unless the
+  // caller chose a block size), each a run of kHostContiguousScale times as many adjacent
+  // elements, which g++ vectorizes.
+  if (backend == Backend::cpu && plan.loop.layout.kind == LayoutKind::contiguous) {
+    if (!block_size) block = 1;
     per_thread *= kHostContiguousScale;
   }
   plan.block = static_cast<unsigned>(block);

@@ -184,8 +184,7 @@ int multiprocessors_for(const CallOptions& options) {
 }
 
 Backend backend_for(const CallOptions& options) {
-  const std::string& runtime = engine_of(options).config().runtime.value;
-  return runtime == "cpu" ? Backend::cpu : runtime == "hip" ? Backend::hip : Backend::cuda;
+  return options.backend ? *options.backend : engine_of(options).runtime_backend();
 }
 
 void init_plan(CallPlan& plan, KernelKind kind, const std::string& name, const CallOptions& options) {

@@ -32,8 +32,9 @@ TypeEntry& type_entry(HandleTable& table, const std::string& key, Resolve&& reso
 /// Names (engine, layout class, device ordinal) in the memo tables of the hot path: a
 /// kernel called through two engines loads through each (their caches differ).
 /// The device is a field of its own: packing it into the layout code collided at ordinal 1024.
-inline FunctionKey function_key(const Engine& engine, const Layout& layout, int device) {
-  return {engine.id(), (static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0), device};
+inline FunctionKey function_key(const Engine& engine, const Layout& layout, const Device& device) {
+  return {engine.id(), (static_cast<int>(layout.kind) * 8 + layout.rank) * 2 + (layout.index64 ? 1 : 0),
+          device.ordinal() * 4 + static_cast<int>(device.backend())};
 }
 
 /// The functions of `entry`'s program variant `layout` on `device`: from the memo, or
@@ -42,7 +43,7 @@ inline FunctionKey function_key(const Engine& engine, const Layout& layout, int 
 template <class Load, class Pick>
 const LoadedFunctions& find_or_load(HandleTable& table, TypeEntry& entry, const Engine& engine, const Device& device,
                                     const Layout& layout, Load&& load, Pick&& pick) {
-  const auto key = function_key(engine, layout, device.ordinal());
+  const auto key = function_key(engine, layout, device);
   {
     std::lock_guard<std::mutex> lock(table.mutex);
     auto found = entry.functions.find(key);

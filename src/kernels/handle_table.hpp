@@ -21,7 +21,7 @@ class Engine;
 
 namespace kernc::detail {
 
-/// (Engine::id(), layout class code, device ordinal): see function_key in src/kernels/call_support.hpp.
+/// (Engine::id(), layout class code, device ordinal and backend): see function_key in src/kernels/call_support.hpp.
 using FunctionKey = std::tuple<std::uint64_t, int, int>;
 
 class CallPlan;

@@ -2,7 +2,9 @@
 // kind, module globals, DLPack, events, and the checks on what it loads. Real compiles with
 // the system C++ compiler; no GPU.
 
+#ifdef KERNC_WITH_DLPACK
 #include <dlpack/dlpack.h>
+#endif
 
 #include <cstring>
 #include <random>
@@ -143,6 +145,7 @@ __global__ void scaled(const T* x, T* y, int n) {
                        Error);
 }
 
+#ifdef KERNC_WITH_DLPACK
 TEST_CASE("host api: DLPack of a cpu array is kDLCPU, and host memory imports onto the cpu device") {
   HostFixture fixture;
   const auto x = random_floats(64, 4);
@@ -154,6 +157,7 @@ TEST_CASE("host api: DLPack of a cpu array is kDLCPU, and host memory imports on
   CHECK(back.device().backend() == Backend::cpu);
   CHECK(back.to_host_vector<float>() == x);
 }
+#endif
 
 TEST_CASE("host api: events time host work and streams are in order") {
   HostFixture fixture;
