@@ -45,7 +45,9 @@ TEST_CASE("a reduction plan kept and launched twice reduces each new input over 
   CallOptions options;
   options.axes = std::vector<int>{1};  // the GPU's multiprocessors: asked by plan()
   const Call plan = sum.plan({ArrayRef::contiguous(std::uint64_t{0}, DType::float64, {rows, cols})}, {}, options);
-  CHECK(plan.splits() > 1);  // few outputs, long rows: the two-pass path
+  // Few outputs, long rows: the two-pass path (the host splits by its own rule, NOTE [ host
+  // reduction ] in src/dsl/reduction_plan.cpp).
+  if (device().backend() != Backend::cpu) CHECK(plan.splits() > 1);
   for (int round = 0; round < 2; ++round) {
     auto m = random.uniform<double>(rows * cols);
     auto out = plan.launch({upload(DType::float64, {rows, cols}, m)});

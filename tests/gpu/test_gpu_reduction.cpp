@@ -336,9 +336,6 @@ TEST_CASE("ReductionKernel::operator() writes into passed outputs, contiguous, k
 }
 
 TEST_CASE("ReductionKernel::operator() over zero elements gives post_map(identity), or an error without identity") {
-  // On a GPU an integer division by zero gives some value; on x86 it traps.
-  KERNC_HOST_KNOWN_FAILURE("the process dies of SIGFPE (an integer division by zero) in a reduction over zero "
-                           "elements; in the reduction launch path being reworked, not fixed here");
   KERNC_GPU_RANDOM(random, "reduction zero size");
   const ReductionKernel sum_plus_one("T x", "T y", "x", "a + b", "y = a + 1", "0", "gpu_sum_plus_one");
   const auto empty_rows = DeviceArray::empty(device(), DType::float32, {4, 0});
