@@ -241,9 +241,12 @@ void* HostDriver::load_module(const std::string& image) {
     }
     written += static_cast<size_t>(n);
   }
-  // The file stays open while the module is loaded: dlopen takes an object whose name it
-  // has loaded already for that object, so a closed descriptor's number, reused by the
-  // next module's file, would hand back the old module.
+  // NOTE [ unique names of host programs ]
+  // A program is loaded under the name /proc/self/fd/N of its in-memory file, and dlopen
+  // takes an object whose name it has loaded already for that object: a closed
+  // descriptor's number, reused by the next module's file, would hand back the old
+  // module. So the file stays open while the module is loaded, and longer when the module
+  // outlives dlclose (release_module).
   void* handle = ::dlopen(module_path(fd).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     ::close(fd);
