@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -96,6 +97,42 @@ void check_header_name(const std::string& program, const std::string& name) {
   }
 }
 
+// What the log of a failed host compile says first. A construct the host cannot run
+// (templates/host_cuda.cuh refuses inline asm, textures and surfaces) fails inside that
+// header, with the user's line only in a note; the headline then names the construct at
+// the user's line ("k.cu:3:3: inline PTX asm cannot run on the host backend ..."), so
+// that the first thing a user reads says what and where.
+std::string host_failure_headline(const std::string& log, const std::string& program_name) {
+  const std::string first = first_error_line(log);
+  std::string construct;
+  if (const auto at = log.find("static assertion failed: "); at != std::string::npos) {
+    const auto end = log.find('\n', at);
+    const std::string text = log.substr(at + 25, end == std::string::npos ? std::string::npos : end - at - 25);
+    if (text.find("cannot run on the host backend") != std::string::npos) construct = text;
+  }
+  for (const char* kind : {"texture", "surface"}) {
+    if (construct.empty() && log.find(std::string("__") + kind + "_objects_cannot_run_on_the_host_backend") != std::string::npos) {
+      construct = fmt::format("{} objects cannot run on the host backend (Backend::cpu)", kind);
+    }
+  }
+  if (construct.empty()) return first;
+  // The user's place: the first log line that starts with the program's own file name.
+  size_t start = 0;
+  while (start < log.size()) {
+    const size_t end = log.find('\n', start);
+    const std::string line = log.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (line.rfind(program_name + ":", 0) == 0 && line.size() > program_name.size() + 1 &&
+        std::isdigit(static_cast<unsigned char>(line[program_name.size() + 1]))) {
+      size_t place = program_name.size() + 1;
+      while (place < line.size() && (std::isdigit(static_cast<unsigned char>(line[place])) || line[place] == ':')) ++place;
+      return fmt::format("{} {}", line.substr(0, place), construct);
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return construct;
+}
+
 class HostCompiler final : public Compiler {
  public:
   HostCompiler(std::string command, std::string version, std::string triple)
@@ -164,7 +201,7 @@ class HostCompiler final : public Compiler {
     result.log = std::move(run.output);
     while (!result.log.empty() && result.log.back() == '\n') result.log.pop_back();
     if (run.exit_status != 0) {
-      std::string why = first_error_line(result.log);
+      std::string why = host_failure_headline(result.log, program.name);
       if (why.empty()) why = fmt::format("{} exited with status {}", command_, run.exit_status);
       throw Error(fmt::format("{} failed to compile for {}: {}", program.name, target.str(), why),
                   CompileFailure{program.name, target.str(), result.log, program.source, result.flags});

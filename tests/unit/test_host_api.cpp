@@ -220,3 +220,33 @@ TEST_CASE("host api: the host compiler's identity keys the cache; another compil
 
 }  // namespace
 }  // namespace kernc
+
+namespace kernc {
+namespace {
+
+TEST_CASE("host api: what cannot run on a host is a compile error naming the construct at the user's line") {
+  HostFixture fixture;
+  const Compiler& compiler = fixture.engine.compiler(Backend::cpu);
+  Program program;
+  program.name = "lane.cu";
+  program.source =
+      "extern \"C\" __global__ void lane(unsigned* out) {\n"
+      "  unsigned id;\n"
+      "  asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(id));\n"
+      "  out[threadIdx.x] = id;\n"
+      "}\n";
+  CHECK_THROWS_WITH_AS(compiler.compile(program, host_target()),
+                       doctest::Contains("lane.cu:3:3: inline PTX asm cannot run on the host backend"), Error);
+  program.name = "fetch.cu";
+  program.source =
+      "extern \"C\" __global__ void fetch(cudaTextureObject_t t, float* out) {\n"
+      "  out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);\n"
+      "}\n";
+  CHECK_THROWS_WITH_AS(compiler.compile(program, host_target()),
+                       doctest::Contains("fetch.cu:1:"), Error);
+  CHECK_THROWS_WITH_AS(compiler.compile(program, host_target()),
+                       doctest::Contains("texture objects cannot run on the host backend"), Error);
+}
+
+}  // namespace
+}  // namespace kernc
