@@ -305,6 +305,14 @@ struct ReductionRows {
     }
     return reinterpret_cast<char*>(view.data_) + offset;
   }
+  // Whether outputs i, ..., i + n - 1 start sizeof(T) apart: the innermost kept dimension
+  // holds them all and its stride is one element. Their elements of any row then lie side
+  // by side, and a host loop over them is one vector loop (templates/reduction_columns.cu.in).
+  KERNC_DEVICE bool side_by_side(Index i, Index n) const {
+    if (n <= 1) return true;
+    if (split == 0 || view.strides_[split - 1] != static_cast<Index>(sizeof(T))) return false;
+    return i % view.shape_[split - 1] + n <= view.shape_[split - 1];
+  }
   KERNC_DEVICE T& at(char* row, Index j) const {
     if (split == view.ndim_ - 1) return *reinterpret_cast<T*>(row + j * view.strides_[split]);
     Index offset = 0;

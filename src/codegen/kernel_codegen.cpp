@@ -239,6 +239,10 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
   std::string params, input_refs, output_refs, preload_decls, preload_loads, row_setup, row_decls;
   // The generic layout's columns kernel (templates/reduction_columns.cu.in).
   std::string column_decls, column_loads, column_refs, column_rows;
+  // Its host body (NOTE [ host reduction ]): a band's rows as segments of side-by-side outputs.
+  std::string host_flat_check, host_segments, host_row_pointers, host_refs;
+  // The one-output kernel's host body: a row read through a pointer (contiguous) or its rows.
+  std::string host_row_decls, host_element_refs;
   // NOTE [ reduction slots ]: the contiguous layout's lanes take 16 bytes of the widest input.
   std::vector<std::size_t> slot_sizes;
   std::string slot_check;
@@ -260,12 +264,25 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
         row_decls += fmt::format("      char* const _row_{} = _j_first < _j_end ? _rows_{}.row(_i) : nullptr;\n", p.name,
                                  p.name);
         preload_loads += fmt::format("            _v_{}[_k][0] = _rows_{}.at(_row_{}, _jl);\n", p.name, p.name, p.name);
+        host_row_decls += fmt::format("    char* const _row_{0} = _j_first < _j_end ? _rows_{0}.row(_i) : nullptr;\n",
+                                      p.name);
+        host_element_refs += fmt::format("        const {0}& {1} = _rows_{1}.at(_row_{1}, _J);\n", type, p.name);
         column_rows += fmt::format("      char* const _row_{} = _rows_{}.row(_i0);\n", p.name, p.name);
         column_decls += fmt::format("        {} _v_{}[_kUnroll][_kColumns];\n", type, p.name);
         column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _jl));\n",
                                     type, p.name, p.name, p.name);
         column_refs += fmt::format("              const {}& {} = _v_{}[_k][_c];\n", type, p.name, p.name);
+        host_flat_check += fmt::format("  _flat = _flat && _rows_{}.side_by_side(_i_first, _n);\n", p.name);
+        host_segments += fmt::format(
+            "  char* _segment_{0}[_kBand];\n"
+            "  for (int _s = 0; _s < _segments; ++_s) _segment_{0}[_s] = _rows_{0}.row(_i_first + _s * _kColumns);\n",
+            p.name);
+        host_row_pointers +=
+            fmt::format("      const {0}* const _p_{1} = &_rows_{1}.at(_segment_{1}[_s], _J);\n", type, p.name);
+        host_refs += fmt::format("          const {0}& {1} = _p_{1}[_c];\n", type, p.name);
       } else {
+        host_row_decls += fmt::format("    const {0}* const _p_{1} = _raw_{1}.data_ + _i * _reduce_size;\n", type, p.name);
+        host_element_refs += fmt::format("        const {0}& {1} = _p_{1}[_J];\n", type, p.name);
         slot_check += fmt::format(" && kernc::VectorAccess<{}, _kSlot>::aligned(_raw_{}.data_)", type, p.name);
         preload_loads += fmt::format(
             "            if (_whole_slots) {{\n"
@@ -306,6 +323,8 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
       {"preload_loads", preload_loads},
       {"row_setup", row_setup},
       {"row_decls", row_decls},
+      {"host_row_decls", host_row_decls},
+      {"host_refs", host_element_refs},
       {"preamble", wrap_snippet(name, "preamble", o.preamble)},
       {"has_identity", has_identity ? "true" : "false"},
       {"params", params},
@@ -338,6 +357,12 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
     column_values["preload_decls"] = column_decls;
     column_values["preload_loads"] = column_loads;
     column_values["input_refs"] = column_refs;
+    column_values.erase("host_row_decls");
+    column_values["host_band"] = std::to_string(dsl::kHostColumnBand);
+    column_values["host_flat_check"] = host_flat_check;
+    column_values["host_segments"] = host_segments;
+    column_values["host_row_pointers"] = host_row_pointers;
+    column_values["host_refs"] = host_refs;
     values["columns_kernel"] = render("reduction_columns.cu.in", template_file("reduction_columns.cu.in"), column_values);
   }
   return make_program(name, render("reduction.cu.in", template_file("reduction.cu.in"), values), o.compile);

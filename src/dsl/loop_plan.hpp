@@ -72,6 +72,10 @@ int contiguous_elements_per_thread(const std::vector<std::size_t>& item_sizes);
 /// kernel) when there is no such input or an item is 16 bytes or more.
 int reduction_columns(const std::vector<std::size_t>& item_sizes);
 
+/// Column groups a host block of the columns kernel takes (templates/reduction_columns.cu.in
+/// _kBand): 64 groups of 16 bytes, 1 KiB of each row of every input read in one run.
+inline constexpr std::int64_t kHostColumnBand = 64;
+
 /// Whether indices up to `extent` (plus a grid stride of `threads`) fit in a signed 32-bit int.
 bool fits_index32(std::int64_t extent, std::int64_t threads = 0);
 

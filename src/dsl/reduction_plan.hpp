@@ -57,7 +57,4 @@ ReductionPlan plan_reduction_shapes(const detail::ReductionDefinition& def, cons
 void plan_reduction_geometry(const std::string& name, int multiprocessors, ReductionPlan& plan,
                              Backend backend = Backend::cuda);
 
-/// Column groups a host block of the columns kernel takes (templates/reduction_columns.cu.in _kBand).
-inline constexpr std::int64_t kHostColumnBand = 16;
-
 }  // namespace kernc::dsl

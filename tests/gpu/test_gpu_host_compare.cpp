@@ -3,9 +3,9 @@
 // NOTE [ host and GPU results ]
 // Integer kernels agree bit for bit: integer arithmetic is defined the same way on both.
 // Floating point agrees within a bound that says why it differs:
-//  - elementwise float arithmetic: both sides contract a * b + c into a fused multiply-add
-//    (NVRTC's --fmad=true; -ffp-contract=fast on the host), but where each compiler fuses
-//    may differ, so a result may differ by a rounding of the product (rtol 2^-22);
+//  - elementwise float arithmetic: NVRTC contracts a * b + c into a fused multiply-add
+//    (--fmad=true), the host never does (-ffp-contract=off, NOTE [ host compiler ]), so a
+//    result may differ by a rounding of the product (rtol 2^-22);
 //  - math functions: CUDA's sinf/expf/... have documented errors of up to 2 ulp (CUDA C
 //    Programming Guide, "Mathematical Functions"), glibc's are within 1 ulp: rtol 2^-20;
 //  - reductions of floats: the GPU and the host add in different orders (tree over

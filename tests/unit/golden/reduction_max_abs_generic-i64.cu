@@ -91,10 +91,12 @@ a > b
 #if KERNC_SERIAL_BLOCKS
   // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x
   // folds outputs [x * _group, (x + 1) * _group), each over chunk blockIdx.y of its row
-  // (whole steps of _kUnroll slots, _splits chunks), in _kUnroll * _kSlot independent lanes
-  // (lane: the element's place in its step) that g++ vectorizes without reassociating
-  // anything; the lanes are combined in lane order. Which lane and chunk fold an element
-  // depends on the shape alone, so the bits do not depend on the worker count.
+  // (whole steps of _kUnroll slots, _splits chunks), in _kLanes independent lanes (lane:
+  // the element's place in its step) combined in lane order. Which lane and chunk fold an
+  // element depends on the shape alone, so the bits do not depend on the worker count. The
+  // loop over whole steps reads the row through a pointer and folds every lane
+  // unconditionally (a lane without identity takes the first step's value), so g++ keeps
+  // the lanes in a vector register.
   constexpr int _kSlot = 1;
   constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
   constexpr int _kLanes = _kUnroll * _kSlot;
@@ -105,71 +107,63 @@ a > b
   const _index_t _S_stop = _S_first + _split_steps * _kUnroll < _slots ? _S_first + _split_steps * _kUnroll : _slots;
   const _index_t _j_first = _S_first * _kSlot;
   const _index_t _j_end = _reduce_size;
+  const _index_t _j_stop = _S_stop * _kSlot < _j_end ? _S_stop * _kSlot : _j_end;
   const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
   const _index_t _i_stop = (static_cast<_index_t>(blockIdx.x) + 1) * _group < _out_size
                              ? (static_cast<_index_t>(blockIdx.x) + 1) * _group : _out_size;
   for (_index_t _i = static_cast<_index_t>(blockIdx.x) * _group; _i < _i_stop; ++_i) {
-    _type_reduce _lanes[_kUnroll][_kSlot];
-    bool _lanes_has[_kUnroll][_kSlot];
-    for (int _k = 0; _k < _kUnroll; ++_k) {
-      for (int _e = 0; _e < _kSlot; ++_e) {
-        _lanes[_k][_e] = _type_reduce();
-        _lanes_has[_k][_e] = _kHasIdentity;
+    char* const _row_x = _j_first < _j_end ? _rows_x.row(_i) : nullptr;
+    _type_reduce _lanes[_kLanes];
+    bool _lanes_has[_kLanes];
+    for (int _l = 0; _l < _kLanes; ++_l) {
+      _lanes[_l] = _type_reduce();
+      _lanes_has[_l] = _kHasIdentity;
+    }
+    _index_t _J0 = _j_first;
+    if (!_kHasIdentity && _J0 + _kLanes <= _j_stop) {  // the first whole step seeds every lane
+      for (int _l = 0; _l < _kLanes; ++_l) {
+        const _index_t _J = _J0 + _l;
+        const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+        const T& x = _rows_x.at(_row_x, _J);
+        _lanes[_l] = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 132 "max_abs.cu"
+        );
+        _lanes_has[_l] = true;
+      }
+      _J0 += _kLanes;
+    }
+    for (; _J0 + _kLanes <= _j_stop; _J0 += _kLanes) {
+      for (int _l = 0; _l < _kLanes; ++_l) {
+        const _index_t _J = _J0 + _l;
+        const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+        const T& x = _rows_x.at(_row_x, _J);
+        _type_reduce _a = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 146 "max_abs.cu"
+        );
+        _lanes[_l] = _reduce(_lanes[_l], _a);
       }
     }
-      char* const _row_x = _j_first < _j_end ? _rows_x.row(_i) : nullptr;
-    for (_index_t _S0 = _S_first; _S0 < _S_stop; _S0 += _kUnroll) {
-        T _v_x[_kUnroll][_kSlot];
-      if ((_S0 + _kUnroll) * _kSlot <= _j_end) {  // a whole step: no bound checks
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _jl = (_S0 + _k) * _kSlot;  // the slot's first element
-            _v_x[_k][0] = _rows_x.at(_row_x, _jl);
-        }
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          for (int _e = 0; _e < _kSlot; ++_e) {
-            const _index_t _J = (_S0 + _k) * _kSlot + _e;
-            const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_e];
-            _type_reduce _a = static_cast<_type_reduce>(
+    for (int _l = 0; _J0 + _l < _j_stop; ++_l) {  // the chunk's last, partial step
+      const _index_t _J = _J0 + _l;
+      const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+        const T& x = _rows_x.at(_row_x, _J);
+      _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 137 "max_abs.cu"
-            );
-            _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-            if (!_kHasIdentity) _lanes_has[_k][_e] = true;
-          }
-        }
-      } else {
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _jl = (_S0 + _k) * _kSlot;
-          if (_jl < _j_end) {
-            _v_x[_k][0] = _rows_x.at(_row_x, _jl);
-          }
-        }
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          for (int _e = 0; _e < _kSlot; ++_e) {
-            const _index_t _J = (_S0 + _k) * _kSlot + _e;
-            if (_J < _j_end) {
-              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_e];
-              _type_reduce _a = static_cast<_type_reduce>(
-#line 1 "max_abs map_expr"
-weight(x) + bias
-#line 159 "max_abs.cu"
-              );
-              _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-              if (!_kHasIdentity) _lanes_has[_k][_e] = true;
-            }
-          }
-        }
-      }
+#line 158 "max_abs.cu"
+      );
+      _lanes[_l] = _lanes_has[_l] ? _reduce(_lanes[_l], _a) : _a;
+      _lanes_has[_l] = true;
     }
     _type_reduce _s = _type_reduce();
     bool _has = _kHasIdentity;
     for (int _l = 0; _l < _kLanes; ++_l) {
-      if (!_lanes_has[_l / _kSlot][_l % _kSlot]) continue;
-      const _type_reduce& _v = _lanes[_l / _kSlot][_l % _kSlot];
-      _s = _has ? _reduce(_s, _v) : _v;
+      if (!_lanes_has[_l]) continue;
+      _s = _has ? _reduce(_s, _lanes[_l]) : _lanes[_l];
       _has = true;
     }
     if (_splits == 1) {
@@ -179,7 +173,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 183 "max_abs.cu"
+#line 177 "max_abs.cu"
     } else {
       _partials[_i * _splits + blockIdx.y] = _s;
       _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -236,7 +230,7 @@ n = 1;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 240 "max_abs.cu"
+#line 234 "max_abs.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -254,7 +248,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 258 "max_abs.cu"
+#line 252 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -277,7 +271,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 281 "max_abs.cu"
+#line 275 "max_abs.cu"
     );
   };
 #if KERNC_SERIAL_BLOCKS
@@ -300,7 +294,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 304 "max_abs.cu"
+#line 298 "max_abs.cu"
   }
 #else
   const _index_t _lane = threadIdx.x % _group;
@@ -326,7 +320,7 @@ n = 1;
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 330 "max_abs.cu"
+#line 324 "max_abs.cu"
     }
   }
 #endif
@@ -350,20 +344,23 @@ extern "C" __global__ void max_abs_columns(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 354 "max_abs.cu"
+#line 348 "max_abs.cu"
     );
   };
   constexpr int _kColumns = 4;
 #if KERNC_SERIAL_BLOCKS
   // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x takes
-  // _kBand groups of _kColumns adjacent outputs over chunk blockIdx.y of the rows (whole
-  // steps of _kUnroll rows). Rows go by in runs of _kRun, each run across the whole band
-  // (the band's lines stay in cache), folded in _kUnroll lanes per output (lane: the row's
-  // place in its step), combined in lane order: the one-output kernel's lanes, chunks and
-  // order, so the bits do not depend on the kernel or on the worker count.
+  // the _kBand * _kColumns adjacent outputs from _i_first over chunk blockIdx.y of the rows
+  // (whole steps of _kUnroll rows), reading the rows in order as NumPy adds rows into its
+  // output: row J folds into lane J % _kUnroll of each output, and the lanes are combined
+  // in lane order: the one-output kernel's lanes, chunks and order, so the bits do not
+  // depend on the kernel or on the worker count. Whether a lane holds a value depends on
+  // the row alone (every output of the band sees the same rows), so it is one flag a lane.
+  // When the band's outputs lie side by side in every input (the usual case), a row of the
+  // band is one segment: a single loop that g++ turns into full-width vector loads and
+  // adds. Otherwise each group of _kColumns outputs is a segment of its own.
   constexpr int _kUnroll = 8;
-  constexpr int _kBand = 16;  // dsl::kHostColumnBand
-  constexpr int _kRun = 64;
+  constexpr int _kBand = 64;  // dsl::kHostColumnBand
   const _index_t _j_end = _reduce_size;
   const _index_t _steps = (_reduce_size + _kUnroll - 1) / _kUnroll;
   const _index_t _split_steps = (_steps + _splits - 1) / _splits;
@@ -371,73 +368,75 @@ a > b
   const _index_t _J_stop = _J_first + _split_steps * _kUnroll < _j_end ? _J_first + _split_steps * _kUnroll : _j_end;
   const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
   const _index_t _g_first = static_cast<_index_t>(blockIdx.x) * _kBand;
-  const _index_t _g_count = (_out_size / _kColumns - _g_first) < _kBand ? (_out_size / _kColumns - _g_first) : _kBand;
-  _type_reduce _lanes[_kBand][_kUnroll][_kColumns];
-  bool _lanes_has[_kBand][_kUnroll][_kColumns];
-  for (int _g = 0; _g < _kBand; ++_g) {
-    for (int _k = 0; _k < _kUnroll; ++_k) {
-      for (int _c = 0; _c < _kColumns; ++_c) {
-        _lanes[_g][_k][_c] = _type_reduce();
-        _lanes_has[_g][_k][_c] = _kHasIdentity;
-      }
-    }
+  const int _g_count = static_cast<int>((_out_size / _kColumns - _g_first) < _kBand ? (_out_size / _kColumns - _g_first) : _kBand);
+  const _index_t _i_first = _g_first * _kColumns;
+  const int _n = _g_count * _kColumns;
+  bool _flat = true;
+  _flat = _flat && _rows_x.side_by_side(_i_first, _n);
+  const int _segments = _flat ? 1 : _g_count;
+  const int _width = _flat ? _n : _kColumns;
+  char* _segment_x[_kBand];
+  for (int _s = 0; _s < _segments; ++_s) _segment_x[_s] = _rows_x.row(_i_first + _s * _kColumns);
+  _type_reduce _lanes[_kUnroll][_kBand * _kColumns];
+  bool _lanes_has[_kUnroll];
+  for (int _k = 0; _k < _kUnroll; ++_k) {
+    for (int _c = 0; _c < _n; ++_c) _lanes[_k][_c] = _type_reduce();
+    _lanes_has[_k] = _kHasIdentity;
   }
-  for (_index_t _R0 = _J_first; _R0 < _J_stop; _R0 += _kRun) {
-    const _index_t _R_stop = _R0 + _kRun < _J_stop ? _R0 + _kRun : _J_stop;
-    for (int _g = 0; _g < _g_count; ++_g) {
-      const _index_t _i0 = (_g_first + _g) * _kColumns;
-      char* const _row_x = _rows_x.row(_i0);
-      for (_index_t _J0 = _R0; _J0 < _R_stop; _J0 += _kUnroll) {
-        T _v_x[_kUnroll][_kColumns];
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _jl = _J0 + _k;
-          if (_jl < _j_end) {
-            kernc::VectorAccess<T, _kColumns>::load(_v_x[_k], &_rows_x.at(_row_x, _jl));
-          }
-        }
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _J = _J0 + _k;
-          if (_J < _j_end) {
-            for (int _c = 0; _c < _kColumns; ++_c) {
-              const _index_t _i __attribute__((unused)) = _i0 + _c;
-              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_c];
-              _type_reduce _a = static_cast<_type_reduce>(
+  for (_index_t _J = _J_first; _J < _J_stop; ++_J) {
+    const int _k = static_cast<int>((_J - _J_first) % _kUnroll);
+    const _index_t _J_out __attribute__((unused)) = _J * _out_size;
+    for (int _s = 0; _s < _segments; ++_s) {
+      const T* const _p_x = &_rows_x.at(_segment_x[_s], _J);
+      _type_reduce* const _lane = _lanes[_k] + _s * _kColumns;
+      const _index_t _i_segment = _i_first + _s * _kColumns;
+      if (_kHasIdentity || _lanes_has[_k]) {
+        for (int _c = 0; _c < _width; ++_c) {
+          const _index_t _i __attribute__((unused)) = _i_segment + _c;
+          const _index_t _j __attribute__((unused)) = _J_out + _i;
+          const T& x = _p_x[_c];
+          _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 409 "max_abs.cu"
-              );
-              _type_reduce& _lane_value = _lanes[_g][_k][_c];
-              _lane_value = _kHasIdentity || _lanes_has[_g][_k][_c] ? _reduce(_lane_value, _a) : _a;
-              if (!_kHasIdentity) _lanes_has[_g][_k][_c] = true;
-            }
-          }
+#line 402 "max_abs.cu"
+          );
+          _lane[_c] = _reduce(_lane[_c], _a);
+        }
+      } else {
+        for (int _c = 0; _c < _width; ++_c) {
+          const _index_t _i __attribute__((unused)) = _i_segment + _c;
+          const _index_t _j __attribute__((unused)) = _J_out + _i;
+          const T& x = _p_x[_c];
+          _lane[_c] = static_cast<_type_reduce>(
+#line 1 "max_abs map_expr"
+weight(x) + bias
+#line 414 "max_abs.cu"
+          );
         }
       }
     }
+    _lanes_has[_k] = true;
   }
-  for (int _g = 0; _g < _g_count; ++_g) {
-    for (int _c = 0; _c < _kColumns; ++_c) {
-      const _index_t _i = (_g_first + _g) * _kColumns + _c;
-      _type_reduce _s = _type_reduce();
-      bool _has = _kHasIdentity;
-      for (int _k = 0; _k < _kUnroll; ++_k) {
-        if (!_lanes_has[_g][_k][_c]) continue;
-        _s = _has ? _reduce(_s, _lanes[_g][_k][_c]) : _lanes[_g][_k][_c];
-        _has = true;
-      }
-      if (_splits == 1) {
-        const _type_reduce a = _s;
+  for (int _c = 0; _c < _n; ++_c) {
+    const _index_t _i = _i_first + _c;
+    _type_reduce _s = _type_reduce();
+    bool _has = _kHasIdentity;
+    for (int _k = 0; _k < _kUnroll; ++_k) {
+      if (!_lanes_has[_k]) continue;
+      _s = _has ? _reduce(_s, _lanes[_k][_c]) : _lanes[_k][_c];
+      _has = true;
+    }
+    if (_splits == 1) {
+      const _type_reduce a = _s;
         T& y = _raw_y[_i];
         long long& n = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
 #line 437 "max_abs.cu"
-      } else {
-        _partials[_i * _splits + blockIdx.y] = _s;
-        _partials_valid[_i * _splits + blockIdx.y] = _has;
-      }
+    } else {
+      _partials[_i * _splits + blockIdx.y] = _s;
+      _partials_valid[_i * _splits + blockIdx.y] = _has;
     }
   }
 #else
@@ -479,7 +478,7 @@ n = 1;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 483 "max_abs.cu"
+#line 482 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -497,7 +496,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 501 "max_abs.cu"
+#line 500 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];

@@ -86,10 +86,12 @@ a + b
 #if KERNC_SERIAL_BLOCKS
   // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x
   // folds outputs [x * _group, (x + 1) * _group), each over chunk blockIdx.y of its row
-  // (whole steps of _kUnroll slots, _splits chunks), in _kUnroll * _kSlot independent lanes
-  // (lane: the element's place in its step) that g++ vectorizes without reassociating
-  // anything; the lanes are combined in lane order. Which lane and chunk fold an element
-  // depends on the shape alone, so the bits do not depend on the worker count.
+  // (whole steps of _kUnroll slots, _splits chunks), in _kLanes independent lanes (lane:
+  // the element's place in its step) combined in lane order. Which lane and chunk fold an
+  // element depends on the shape alone, so the bits do not depend on the worker count. The
+  // loop over whole steps reads the row through a pointer and folds every lane
+  // unconditionally (a lane without identity takes the first step's value), so g++ keeps
+  // the lanes in a vector register.
   constexpr int _kSlot = 16;
   constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
   constexpr int _kLanes = _kUnroll * _kSlot;
@@ -100,92 +102,70 @@ a + b
   const _index_t _S_stop = _S_first + _split_steps * _kUnroll < _slots ? _S_first + _split_steps * _kUnroll : _slots;
   const _index_t _j_first = _S_first * _kSlot;
   const _index_t _j_end = _reduce_size;
-  const bool _whole_slots __attribute__((unused)) = _reduce_size % _kSlot == 0 && kernc::VectorAccess<T, _kSlot>::aligned(_raw_x.data_);
+  const _index_t _j_stop = _S_stop * _kSlot < _j_end ? _S_stop * _kSlot : _j_end;
   const _index_t _i_stop = (static_cast<_index_t>(blockIdx.x) + 1) * _group < _out_size
                              ? (static_cast<_index_t>(blockIdx.x) + 1) * _group : _out_size;
   for (_index_t _i = static_cast<_index_t>(blockIdx.x) * _group; _i < _i_stop; ++_i) {
-    _type_reduce _lanes[_kUnroll][_kSlot];
-    bool _lanes_has[_kUnroll][_kSlot];
-    for (int _k = 0; _k < _kUnroll; ++_k) {
-      for (int _e = 0; _e < _kSlot; ++_e) {
-        _lanes[_k][_e] = _type_reduce(
+    const T* const _p_x = _raw_x.data_ + _i * _reduce_size;
+    _type_reduce _lanes[_kLanes];
+    bool _lanes_has[_kLanes];
+    for (int _l = 0; _l < _kLanes; ++_l) {
+      _lanes[_l] = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 115 "sum_of_squares.cu"
+#line 117 "sum_of_squares.cu"
 );
-        _lanes_has[_k][_e] = _kHasIdentity;
+      _lanes_has[_l] = _kHasIdentity;
+    }
+    _index_t _J0 = _j_first;
+    if (!_kHasIdentity && _J0 + _kLanes <= _j_stop) {  // the first whole step seeds every lane
+      for (int _l = 0; _l < _kLanes; ++_l) {
+        const _index_t _J = _J0 + _l;
+        const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+        const T& x = _p_x[_J];
+        _lanes[_l] = static_cast<_type_reduce>(
+#line 1 "sum_of_squares map_expr"
+x * x
+#line 130 "sum_of_squares.cu"
+        );
+        _lanes_has[_l] = true;
+      }
+      _J0 += _kLanes;
+    }
+    for (; _J0 + _kLanes <= _j_stop; _J0 += _kLanes) {
+      for (int _l = 0; _l < _kLanes; ++_l) {
+        const _index_t _J = _J0 + _l;
+        const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+        const T& x = _p_x[_J];
+        _type_reduce _a = static_cast<_type_reduce>(
+#line 1 "sum_of_squares map_expr"
+x * x
+#line 144 "sum_of_squares.cu"
+        );
+        _lanes[_l] = _reduce(_lanes[_l], _a);
       }
     }
-    for (_index_t _S0 = _S_first; _S0 < _S_stop; _S0 += _kUnroll) {
-        T _v_x[_kUnroll][_kSlot];
-      if ((_S0 + _kUnroll) * _kSlot <= _j_end) {  // a whole step: no bound checks
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _jl = (_S0 + _k) * _kSlot;  // the slot's first element
-            if (_whole_slots) {
-              kernc::VectorAccess<T, _kSlot>::load(_v_x[_k], _raw_x.data_ + _i * _reduce_size + _jl);
-            } else {
-#pragma unroll
-              for (int _e = 0; _e < _kSlot; ++_e) {
-                if (_jl + _e < _j_end) _v_x[_k][_e] = _raw_x[_i * _reduce_size + _jl + _e];
-              }
-            }
-        }
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          for (int _e = 0; _e < _kSlot; ++_e) {
-            const _index_t _J = (_S0 + _k) * _kSlot + _e;
-            const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_e];
-            _type_reduce _a = static_cast<_type_reduce>(
+    for (int _l = 0; _J0 + _l < _j_stop; ++_l) {  // the chunk's last, partial step
+      const _index_t _J = _J0 + _l;
+      const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
+        const T& x = _p_x[_J];
+      _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 142 "sum_of_squares.cu"
-            );
-            _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-            if (!_kHasIdentity) _lanes_has[_k][_e] = true;
-          }
-        }
-      } else {
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          const _index_t _jl = (_S0 + _k) * _kSlot;
-          if (_jl < _j_end) {
-            if (_whole_slots) {
-              kernc::VectorAccess<T, _kSlot>::load(_v_x[_k], _raw_x.data_ + _i * _reduce_size + _jl);
-            } else {
-#pragma unroll
-              for (int _e = 0; _e < _kSlot; ++_e) {
-                if (_jl + _e < _j_end) _v_x[_k][_e] = _raw_x[_i * _reduce_size + _jl + _e];
-              }
-            }
-          }
-        }
-        for (int _k = 0; _k < _kUnroll; ++_k) {
-          for (int _e = 0; _e < _kSlot; ++_e) {
-            const _index_t _J = (_S0 + _k) * _kSlot + _e;
-            if (_J < _j_end) {
-              const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_e];
-              _type_reduce _a = static_cast<_type_reduce>(
-#line 1 "sum_of_squares map_expr"
-x * x
-#line 171 "sum_of_squares.cu"
-              );
-              _lanes[_k][_e] = _kHasIdentity || _lanes_has[_k][_e] ? _reduce(_lanes[_k][_e], _a) : _a;
-              if (!_kHasIdentity) _lanes_has[_k][_e] = true;
-            }
-          }
-        }
-      }
+#line 156 "sum_of_squares.cu"
+      );
+      _lanes[_l] = _lanes_has[_l] ? _reduce(_lanes[_l], _a) : _a;
+      _lanes_has[_l] = true;
     }
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 183 "sum_of_squares.cu"
+#line 164 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     for (int _l = 0; _l < _kLanes; ++_l) {
-      if (!_lanes_has[_l / _kSlot][_l % _kSlot]) continue;
-      const _type_reduce& _v = _lanes[_l / _kSlot][_l % _kSlot];
-      _s = _has ? _reduce(_s, _v) : _v;
+      if (!_lanes_has[_l]) continue;
+      _s = _has ? _reduce(_s, _lanes[_l]) : _lanes[_l];
       _has = true;
     }
     if (_splits == 1) {
@@ -193,7 +173,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 197 "sum_of_squares.cu"
+#line 177 "sum_of_squares.cu"
     } else {
       _partials[_i * _splits + blockIdx.y] = _s;
       _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -227,7 +207,7 @@ y = a;
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 231 "sum_of_squares.cu"
+#line 211 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -260,7 +240,7 @@ y = a;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 264 "sum_of_squares.cu"
+#line 244 "sum_of_squares.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -276,7 +256,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 280 "sum_of_squares.cu"
+#line 260 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -297,7 +277,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 301 "sum_of_squares.cu"
+#line 281 "sum_of_squares.cu"
     );
   };
 #if KERNC_SERIAL_BLOCKS
@@ -309,7 +289,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 313 "sum_of_squares.cu"
+#line 293 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     for (_index_t _k = 0; _k < _splits; ++_k) {
@@ -322,7 +302,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 326 "sum_of_squares.cu"
+#line 306 "sum_of_squares.cu"
   }
 #else
   const _index_t _lane = threadIdx.x % _group;
@@ -333,7 +313,7 @@ y = a;
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 337 "sum_of_squares.cu"
+#line 317 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -350,7 +330,7 @@ y = a;
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 354 "sum_of_squares.cu"
+#line 334 "sum_of_squares.cu"
     }
   }
 #endif
