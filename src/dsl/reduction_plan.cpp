@@ -249,9 +249,12 @@ std::int64_t column_count(ReductionPlan& plan) {
 // On the host backend a block is one thread that g++ vectorizes (NOTE [ host loops ],
 // templates/prelude.cuh), so the host bodies of templates/reduction.cu.in and
 // reduction_columns.cu.in fold each output's elements in independent lanes (an element's
-// lane is its place in a step of the reduced axis: 2 slots of 16 bytes in the contiguous
+// lane is its place in a step of the reduced axis: 8 slots of 16 bytes in the contiguous
 // layout, 8 elements otherwise), which a float sum needs to vectorize without -ffast-math,
-// and combine the lanes in lane order. The reduced axis is cut into chunks (splits, a
+// and combine the lanes in lane order. The loops read rows through pointers, in order, and
+// fold every lane of a whole step without a test: the columns kernel streams a band's row
+// as NumPy adds a row into its output. Measured against NumPy on one core in
+// tools/bench/NOTES.md (host-v4): the lanes and the band width come from there. The reduced axis is cut into chunks (splits, a
 // second pass folding them in chunk order) only when there are few outputs, and the cut
 // depends on the shape alone: which lane and chunk fold an element never depend on the
 // worker count, so the bits are the same run to run and whatever KERNC_CPU_THREADS is (and
@@ -272,7 +275,7 @@ void plan_host_reduction(int workers, ReductionPlan& plan) {
     for (const auto& view : plan.input_views) sizes.push_back(view.item);
     slot = reduction_columns(sizes);
   }
-  const std::int64_t step = slot > 1 ? 2 * slot : 8;  // the templates' _kUnroll * _kSlot
+  const std::int64_t step = 8 * slot;  // the host body's _kUnroll * _kSlot (templates/reduction.cu.in)
   const std::int64_t steps = (reduce_size + step - 1) / step;
   plan.splits = 1;
   if (out_size < kHostSplitBelow && reduce_size > kHostBlockElements) {

@@ -9,11 +9,13 @@
 // Usage: kernc_host_bench [--repeat R] [--scale S]   (S divides every size, for a quick run)
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,36 @@ int main(int argc, char** argv) {
     const double full_ms = median_ms(repeat, [&] { full_call.launch_into({m}, {full_out}); });
     const double axis0_ms = median_ms(repeat, [&] { axis0_call.launch_into({m}, {cols_out}); });
     const double axis1_ms = median_ms(repeat, [&] { axis1_call.launch_into({m}, {rows_out}); });
+
+    // The timed results are checked against sums in double: a fast wrong answer is no result.
+    {
+      const auto full = full_out.to_host_vector<float>();
+      const auto cols = cols_out.to_host_vector<float>();
+      const auto rows = rows_out.to_host_vector<float>();
+      std::vector<double> want_cols(static_cast<std::size_t>(side), 0.0), want_rows(static_cast<std::size_t>(side), 0.0);
+      double want_full = 0.0, magnitude = 0.0;
+      for (std::int64_t r = 0; r < side; ++r) {
+        for (std::int64_t c = 0; c < side; ++c) {
+          const double v = host_x[static_cast<std::size_t>(r * side + c)];
+          want_cols[static_cast<std::size_t>(c)] += v;
+          want_rows[static_cast<std::size_t>(r)] += v;
+          want_full += v;
+          magnitude += std::abs(v);
+        }
+      }
+      // float sums of n terms in lanes: within ~n * 2^-24 of the sum of magnitudes.
+      auto check = [&](const char* what, double got, double want, double scale) {
+        if (std::abs(got - want) > 1e-5 * scale + 1e-3) {
+          throw std::runtime_error(std::string("wrong result: ") + what + " got " + std::to_string(got) + ", want " +
+                                   std::to_string(want));
+        }
+      };
+      check("full sum", full.at(0), want_full, magnitude);
+      for (std::int64_t k = 0; k < side; ++k) {
+        check("axis-0 sum", cols[static_cast<std::size_t>(k)], want_cols[static_cast<std::size_t>(k)], static_cast<double>(side));
+        check("axis-1 sum", rows[static_cast<std::size_t>(k)], want_rows[static_cast<std::size_t>(k)], static_cast<double>(side));
+      }
+    }
 
     // The raw block reduction and the ReductionKernel of the same sum, over 2^24 / scale
     // elements (the raw kernel's fibers cost ~300 ns a thread a barrier).

@@ -98,7 +98,9 @@ a > b
   // unconditionally (a lane without identity takes the first step's value), so g++ keeps
   // the lanes in a vector register.
   constexpr int _kSlot = 1;
-  constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
+  // 8 slots a step: in the contiguous layout 128 bytes of the widest input, several
+  // independent vector chains of adds (two zmm for float32), not one.
+  constexpr int _kUnroll = 8;
   constexpr int _kLanes = _kUnroll * _kSlot;
   const _index_t _slots = (_reduce_size + _kSlot - 1) / _kSlot;
   const _index_t _steps = (_slots + _kUnroll - 1) / _kUnroll;
@@ -128,7 +130,7 @@ a > b
         _lanes[_l] = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 132 "max_abs.cu"
+#line 134 "max_abs.cu"
         );
         _lanes_has[_l] = true;
       }
@@ -142,7 +144,7 @@ weight(x) + bias
         _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 146 "max_abs.cu"
+#line 148 "max_abs.cu"
         );
         _lanes[_l] = _reduce(_lanes[_l], _a);
       }
@@ -154,7 +156,7 @@ weight(x) + bias
       _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 158 "max_abs.cu"
+#line 160 "max_abs.cu"
       );
       _lanes[_l] = _lanes_has[_l] ? _reduce(_lanes[_l], _a) : _a;
       _lanes_has[_l] = true;
@@ -173,7 +175,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 177 "max_abs.cu"
+#line 179 "max_abs.cu"
     } else {
       _partials[_i * _splits + blockIdx.y] = _s;
       _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -230,7 +232,7 @@ n = 1;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 234 "max_abs.cu"
+#line 236 "max_abs.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -248,7 +250,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 252 "max_abs.cu"
+#line 254 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -271,7 +273,7 @@ extern "C" __global__ void max_abs_finish(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 275 "max_abs.cu"
+#line 277 "max_abs.cu"
     );
   };
 #if KERNC_SERIAL_BLOCKS
@@ -294,7 +296,7 @@ a > b
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 298 "max_abs.cu"
+#line 300 "max_abs.cu"
   }
 #else
   const _index_t _lane = threadIdx.x % _group;
@@ -320,7 +322,7 @@ n = 1;
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 324 "max_abs.cu"
+#line 326 "max_abs.cu"
     }
   }
 #endif
@@ -344,7 +346,7 @@ extern "C" __global__ void max_abs_columns(KERNC_REDUCTION_PARAMS) {
 a > b
   ? a
   : b
-#line 348 "max_abs.cu"
+#line 350 "max_abs.cu"
     );
   };
   constexpr int _kColumns = 4;
@@ -398,7 +400,7 @@ a > b
           _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 402 "max_abs.cu"
+#line 404 "max_abs.cu"
           );
           _lane[_c] = _reduce(_lane[_c], _a);
         }
@@ -410,7 +412,7 @@ weight(x) + bias
           _lane[_c] = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 414 "max_abs.cu"
+#line 416 "max_abs.cu"
           );
         }
       }
@@ -433,7 +435,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 437 "max_abs.cu"
+#line 439 "max_abs.cu"
     } else {
       _partials[_i * _splits + blockIdx.y] = _s;
       _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -478,7 +480,7 @@ n = 1;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 482 "max_abs.cu"
+#line 484 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -496,7 +498,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 500 "max_abs.cu"
+#line 502 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];

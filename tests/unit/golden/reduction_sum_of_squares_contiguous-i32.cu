@@ -93,7 +93,9 @@ a + b
   // unconditionally (a lane without identity takes the first step's value), so g++ keeps
   // the lanes in a vector register.
   constexpr int _kSlot = 16;
-  constexpr int _kUnroll = _kSlot > 1 ? 2 : 8;
+  // 8 slots a step: in the contiguous layout 128 bytes of the widest input, several
+  // independent vector chains of adds (two zmm for float32), not one.
+  constexpr int _kUnroll = 8;
   constexpr int _kLanes = _kUnroll * _kSlot;
   const _index_t _slots = (_reduce_size + _kSlot - 1) / _kSlot;
   const _index_t _steps = (_slots + _kUnroll - 1) / _kUnroll;
@@ -113,7 +115,7 @@ a + b
       _lanes[_l] = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 117 "sum_of_squares.cu"
+#line 119 "sum_of_squares.cu"
 );
       _lanes_has[_l] = _kHasIdentity;
     }
@@ -126,7 +128,7 @@ a + b
         _lanes[_l] = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 130 "sum_of_squares.cu"
+#line 132 "sum_of_squares.cu"
         );
         _lanes_has[_l] = true;
       }
@@ -140,7 +142,7 @@ x * x
         _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 144 "sum_of_squares.cu"
+#line 146 "sum_of_squares.cu"
         );
         _lanes[_l] = _reduce(_lanes[_l], _a);
       }
@@ -152,7 +154,7 @@ x * x
       _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 156 "sum_of_squares.cu"
+#line 158 "sum_of_squares.cu"
       );
       _lanes[_l] = _lanes_has[_l] ? _reduce(_lanes[_l], _a) : _a;
       _lanes_has[_l] = true;
@@ -160,7 +162,7 @@ x * x
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 164 "sum_of_squares.cu"
+#line 166 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     for (int _l = 0; _l < _kLanes; ++_l) {
@@ -173,7 +175,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 177 "sum_of_squares.cu"
+#line 179 "sum_of_squares.cu"
     } else {
       _partials[_i * _splits + blockIdx.y] = _s;
       _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -207,7 +209,7 @@ y = a;
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 211 "sum_of_squares.cu"
+#line 213 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -240,7 +242,7 @@ y = a;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
-#line 244 "sum_of_squares.cu"
+#line 246 "sum_of_squares.cu"
               );
               _s = _has ? _reduce(_s, _a) : _a;
               _has = true;
@@ -256,7 +258,7 @@ x * x
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 260 "sum_of_squares.cu"
+#line 262 "sum_of_squares.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -277,7 +279,7 @@ extern "C" __global__ void sum_of_squares_finish(KERNC_REDUCTION_PARAMS) {
     return (
 #line 1 "sum_of_squares reduce_expr"
 a + b
-#line 281 "sum_of_squares.cu"
+#line 283 "sum_of_squares.cu"
     );
   };
 #if KERNC_SERIAL_BLOCKS
@@ -289,7 +291,7 @@ a + b
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 293 "sum_of_squares.cu"
+#line 295 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     for (_index_t _k = 0; _k < _splits; ++_k) {
@@ -302,7 +304,7 @@ a + b
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 306 "sum_of_squares.cu"
+#line 308 "sum_of_squares.cu"
   }
 #else
   const _index_t _lane = threadIdx.x % _group;
@@ -313,7 +315,7 @@ y = a;
     _type_reduce _s = _type_reduce(
 #line 1 "sum_of_squares identity"
 0
-#line 317 "sum_of_squares.cu"
+#line 319 "sum_of_squares.cu"
 );
     bool _has = _kHasIdentity;
     if (_i < _out_size) {
@@ -330,7 +332,7 @@ y = a;
         T& y = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
-#line 334 "sum_of_squares.cu"
+#line 336 "sum_of_squares.cu"
     }
   }
 #endif
