@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/source_text.hpp"
 #include "kernc/diagnostics.hpp"
 
 namespace kernc::codegen {
@@ -56,8 +57,6 @@ namespace {
 constexpr std::string_view kSnippetNames[] = {"operation", "preamble",    "loop_prep",     "after_loop",
                                               "map_expr",  "reduce_expr", "post_map_expr", "identity"};
 
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 // Digits of `log` from `pos`; returns how many (0 when none).
 size_t digits_at(std::string_view log, size_t pos) {
   size_t end = pos;
@@ -84,7 +83,7 @@ std::string map_log_to_snippets(const std::string& text) {
   out.reserve(log.size() + 64);
   size_t copied = 0;  // log[0, copied) is in `out`
   for (size_t space = log.find(' '); space != std::string_view::npos; space = log.find(' ', space + 1)) {
-    if (space == 0 || !is_word_char(log[space - 1])) continue;  // `<kernel>` is a word before the space
+    if (space == 0 || !core::is_word_char(log[space - 1])) continue;  // `<kernel>` is a word before the space
     const std::string_view name = snippet_name_at(log, space + 1);
     if (name.empty()) continue;
     const size_t after = space + 1 + name.size();

@@ -1,4 +1,5 @@
 #include "compiler/host_entries.hpp"
+#include "core/source_text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,36 +11,9 @@ namespace kernc::compiler {
 
 namespace {
 
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// `source` with comments replaced by spaces (newlines kept) and the contents of string and
-// character literals kept: `extern "C"` is read from them.
-std::string without_comments(const std::string& source) {
-  std::string out = source;
-  size_t k = 0;
-  while (k < out.size()) {
-    if (out[k] == '"' || out[k] == '\'') {
-      const char quote = out[k++];
-      while (k < out.size() && out[k] != quote && out[k] != '\n') k += out[k] == '\\' ? 2 : 1;
-      ++k;
-    } else if (out.compare(k, 2, "//") == 0) {
-      while (k < out.size() && out[k] != '\n') out[k++] = ' ';
-    } else if (out.compare(k, 2, "/*") == 0) {
-      const size_t end = out.find("*/", k + 2);
-      const size_t stop = end == std::string::npos ? out.size() : end + 2;
-      for (; k < stop; ++k) {
-        if (out[k] != '\n') out[k] = ' ';
-      }
-    } else {
-      ++k;
-    }
-  }
-  return out;
-}
-
 bool word_at(std::string_view text, size_t pos, std::string_view word) {
-  return text.compare(pos, word.size(), word) == 0 && (pos == 0 || !is_word_char(text[pos - 1])) &&
-         (pos + word.size() >= text.size() || !is_word_char(text[pos + word.size()]));
+  return text.compare(pos, word.size(), word) == 0 && (pos == 0 || !core::is_word_char(text[pos - 1])) &&
+         (pos + word.size() >= text.size() || !core::is_word_char(text[pos + word.size()]));
 }
 
 bool contains_word(std::string_view text, std::string_view word) {
@@ -61,7 +35,7 @@ bool says_extern_c(std::string_view text) {
 }  // namespace
 
 std::vector<std::string> extern_c_kernels(const std::string& source) {
-  const std::string text = without_comments(source);
+  const std::string text = core::blank_comments(source);
   std::vector<std::string> names;
   // Each open brace: whether it opens an `extern "C" {` block, and whether it is a scope
   // where kernels are declared (namespace or extern "C"), as opposed to a body.
@@ -115,7 +89,7 @@ std::vector<std::string> extern_c_kernels(const std::string& source) {
       size_t end = paren;
       while (end > pos && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
       size_t begin = end;
-      while (begin > pos && is_word_char(text[begin - 1])) --begin;
+      while (begin > pos && core::is_word_char(text[begin - 1])) --begin;
       const std::string name = text.substr(begin, end - begin);
       if (name == "__launch_bounds__" || name == "__attribute__" || name == "__align__" || name.empty()) {
         int depth = 0;  // skip the attribute's argument list

@@ -2,6 +2,7 @@
 // sources can be megabytes long.
 
 #include "compiler/host_source.hpp"
+#include "core/source_text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,55 +11,19 @@ namespace kernc::compiler {
 
 namespace {
 
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Where the code after a comment or literal starting at `pos` resumes, or `pos` when none
-// starts there.
-size_t skip_comment_or_literal(std::string_view text, size_t pos) {
-  if (text.compare(pos, 2, "//") == 0) {
-    size_t end = text.find('\n', pos);
-    return end == std::string_view::npos ? text.size() : end;
-  }
-  if (text.compare(pos, 2, "/*") == 0) {
-    size_t end = text.find("*/", pos + 2);
-    return end == std::string_view::npos ? text.size() : end + 2;
-  }
-  if (text[pos] == '"' || text[pos] == '\'') {
-    // A raw string R"delim( ... )delim" (the prefix letters were passed as a word).
-    if (text[pos] == '"' && pos > 0 && text[pos - 1] == 'R') {
-      size_t open = text.find('(', pos);
-      if (open != std::string_view::npos) {
-        std::string close = ")" + std::string(text.substr(pos + 1, open - pos - 1)) + "\"";
-        size_t end = text.find(close, open);
-        return end == std::string_view::npos ? text.size() : end + close.size();
-      }
-    }
-    const char quote = text[pos];
-    for (size_t at = pos + 1; at < text.size(); ++at) {
-      if (text[at] == '\\') {
-        ++at;
-      } else if (text[at] == quote || text[at] == '\n') {
-        return at + 1;
-      }
-    }
-    return text.size();
-  }
-  return pos;
-}
-
 // Calls `visit(word, begin)` for each identifier outside comments and literals; stops when
 // it returns false.
 template <class Visit>
 void for_each_word(std::string_view text, Visit visit) {
   for (size_t pos = 0; pos < text.size();) {
-    size_t skipped = skip_comment_or_literal(text, pos);
+    size_t skipped = core::skip_comment_or_literal(text, pos);
     if (skipped != pos) {
       pos = skipped;
       continue;
     }
-    if (is_word_char(text[pos])) {
+    if (core::is_word_char(text[pos])) {
       size_t end = pos;
-      while (end < text.size() && is_word_char(text[end])) ++end;
+      while (end < text.size() && core::is_word_char(text[end])) ++end;
       if (!std::isdigit(static_cast<unsigned char>(text[pos])) && !visit(text.substr(pos, end - pos), pos)) return;
       pos = end;
       continue;
@@ -79,19 +44,6 @@ bool names_thread_function(std::string_view word) {
          std::any_of(std::begin(kWords), std::end(kWords), [&](std::string_view w) { return word == w; });
 }
 
-std::string squeeze(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
 // The replacement of the declaration `statement` (from `extern` to just before its `;`), or
 // "" when it is not `extern ... __shared__ ... name [] [dims...]`.
 std::string dynamic_shared_pointer(std::string_view statement) {
@@ -100,9 +52,9 @@ std::string dynamic_shared_pointer(std::string_view statement) {
   size_t pos = 0;
   bool shared = false;
   while (pos < statement.size()) {
-    if (is_word_char(statement[pos]) && (pos == 0 || !is_word_char(statement[pos - 1]))) {
+    if (core::is_word_char(statement[pos]) && (pos == 0 || !core::is_word_char(statement[pos - 1]))) {
       size_t end = pos;
-      while (end < statement.size() && is_word_char(statement[end])) ++end;
+      while (end < statement.size() && core::is_word_char(statement[end])) ++end;
       std::string_view word = statement.substr(pos, end - pos);
       if (word == "extern") {
         pos = end;
@@ -129,15 +81,15 @@ std::string dynamic_shared_pointer(std::string_view statement) {
   }
   if (!shared) return {};
   // type now is "T name [] [dims]...": split off the name and the brackets.
-  std::string text = squeeze(type);
+  std::string text = core::squeeze_spaces(type);
   size_t bracket = text.find('[');
   if (bracket == std::string::npos) return {};
   std::string head = text.substr(0, bracket), dims = text.substr(bracket);
   while (!head.empty() && head.back() == ' ') head.pop_back();
   size_t name_start = head.size();
-  while (name_start > 0 && is_word_char(head[name_start - 1])) --name_start;
-  std::string name = head.substr(name_start), element = squeeze(head.substr(0, name_start));
-  std::string first = squeeze(dims.substr(0, dims.find(']') + 1));
+  while (name_start > 0 && core::is_word_char(head[name_start - 1])) --name_start;
+  std::string name = head.substr(name_start), element = core::squeeze_spaces(head.substr(0, name_start));
+  std::string first = core::squeeze_spaces(dims.substr(0, dims.find(']') + 1));
   if (name.empty() || element.empty() || (first != "[]" && first != "[ ]")) return {};
   std::string rest = dims.substr(dims.find(']') + 1);
   // "T (* const name)[32]" for an array of arrays; "T* const name" (no parentheses to warn of) else.

@@ -2,40 +2,18 @@
 
 #include <cctype>
 
+#include "core/source_text.hpp"
 #include "dsl/params.hpp"
 
 namespace kernc::dsl {
 
 namespace {
 
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// `text` with each comment replaced by a space (an unterminated one runs to the end).
-std::string without_comments(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t k = 0; k < text.size(); ++k) {
-    if (text.compare(k, 2, "//") == 0) {
-      k = text.find('\n', k);
-      if (k == std::string_view::npos) break;
-      out += '\n';
-    } else if (text.compare(k, 2, "/*") == 0) {
-      k = text.find("*/", k + 2);
-      if (k == std::string_view::npos) break;
-      ++k;
-      out += ' ';
-    } else {
-      out += text[k];
-    }
-  }
-  return out;
-}
-
 // Where the word `word` first stands alone in `text`, or npos.
 size_t find_word(std::string_view text, std::string_view word) {
   for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
     const size_t end = at + word.size();
-    if ((at == 0 || !is_word_char(text[at - 1])) && (end == text.size() || !is_word_char(text[end]))) return at;
+    if ((at == 0 || !core::is_word_char(text[at - 1])) && (end == text.size() || !core::is_word_char(text[end]))) return at;
   }
   return std::string_view::npos;
 }
@@ -69,7 +47,7 @@ OutputAccess scan_output_access(std::string_view operation, std::string_view pre
                                 const std::vector<std::string>& outputs) {
   OutputAccess access;
   access.write_only.assign(outputs.size(), false);
-  const std::string op = without_comments(operation);
+  const std::string op = core::blank_comments(operation);
   for (std::string_view word : {"return", "break", "goto", "throw", "asm"}) {
     if (find_word(op, word) != std::string_view::npos) return access;
   }

@@ -8,13 +8,12 @@
 #include <cctype>
 #include <string_view>
 
+#include "core/source_text.hpp"
 #include "kernels/raw_state.hpp"
 
 namespace kernc::detail {
 
 namespace {
-
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 size_t skip_space(std::string_view text, size_t pos) {
   while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos]))) ++pos;
@@ -24,9 +23,9 @@ size_t skip_space(std::string_view text, size_t pos) {
 // True when `word` stands at `pos` as a whole word.
 bool word_at(std::string_view text, size_t pos, std::string_view word) {
   if (text.compare(pos, word.size(), word) != 0) return false;
-  if (pos > 0 && is_word_char(text[pos - 1])) return false;
+  if (pos > 0 && core::is_word_char(text[pos - 1])) return false;
   size_t end = pos + word.size();
-  return end >= text.size() || !is_word_char(text[end]);
+  return end >= text.size() || !core::is_word_char(text[end]);
 }
 
 // Skips `__launch_bounds__ ( ... )` and the space after it, if it stands at `pos`.
@@ -77,19 +76,6 @@ std::string strip_words(std::string_view text, std::initializer_list<std::string
     }
     if (!stripped) out += text[pos++];
   }
-  return out;
-}
-
-std::string squeeze(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
 
@@ -202,15 +188,15 @@ std::optional<std::vector<std::string_view>> list_pieces(std::string_view text, 
 // One parameter per piece of a parameter list (the text between its commas).
 std::vector<DeclaredParam> params_of(const std::vector<std::string_view>& pieces) {
   std::vector<DeclaredParam> params;
-  if (pieces.size() == 1 && squeeze(pieces[0]).empty()) return params;
+  if (pieces.size() == 1 && core::squeeze_spaces(pieces[0]).empty()) return params;
   for (const auto& piece : pieces) {
     DeclaredParam param;
-    param.text = squeeze(piece);
+    param.text = core::squeeze_spaces(piece);
     param.name = declared_name(param.text);
     param.pointer = piece.find_first_of("*&[") != std::string_view::npos;
     param.const_pointee = param.pointer && points_to_const(param.text);
     if (!param.pointer) {
-      std::string type = squeeze(strip_words(piece, {"const", "volatile", "__restrict__", "register"}));
+      std::string type = core::squeeze_spaces(strip_words(piece, {"const", "volatile", "__restrict__", "register"}));
       auto last_space = type.find_last_of(' ');
       std::string without_name = last_space == std::string::npos ? type : type.substr(0, last_space);
       param.dtype = scalar_type(without_name);
@@ -263,11 +249,11 @@ std::optional<std::vector<TemplateParam>> template_header_before(std::string_vie
     if (piece.find("...") != std::string_view::npos) return std::nullopt;
     TemplateParam param;
     const size_t eq = piece.find('=');
-    if (eq != std::string_view::npos) param.default_value = squeeze(piece.substr(eq + 1));
-    const std::string head = squeeze(piece.substr(0, eq));
+    if (eq != std::string_view::npos) param.default_value = core::squeeze_spaces(piece.substr(eq + 1));
+    const std::string head = core::squeeze_spaces(piece.substr(0, eq));
     param.type = head.rfind("typename", 0) == 0 || head.rfind("class", 0) == 0;
     size_t name_start = head.size();
-    while (name_start > 0 && is_word_char(head[name_start - 1])) --name_start;
+    while (name_start > 0 && core::is_word_char(head[name_start - 1])) --name_start;
     param.name = head.substr(name_start);
     if (param.name.empty() || param.name == "typename" || param.name == "class") return std::nullopt;
     params.push_back(std::move(param));
@@ -308,7 +294,7 @@ std::optional<std::vector<DeclaredParam>> instance_params(const std::string& sou
   if (name.empty() || open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
   auto args = list_pieces(std::string_view(expression).substr(0, close + 1), open + 1);
   if (!args) return std::nullopt;
-  if (args->size() == 1 && squeeze((*args)[0]).empty()) args->clear();  // k<>
+  if (args->size() == 1 && core::squeeze_spaces((*args)[0]).empty()) args->clear();  // k<>
   std::string spliced;
   const std::string_view source = read_as_compiled(source_text, spliced);
   size_t global_at = 0;
@@ -325,7 +311,7 @@ std::optional<std::vector<DeclaredParam>> instance_params(const std::string& sou
   std::vector<std::string> substituted(pieces->begin(), pieces->end());
   for (size_t k = 0; k < header->size(); ++k) {
     const TemplateParam& param = (*header)[k];
-    const std::string value = k < args->size() ? squeeze((*args)[k]) : param.default_value;
+    const std::string value = k < args->size() ? core::squeeze_spaces((*args)[k]) : param.default_value;
     if (value.empty()) return std::nullopt;  // deduced, or not given: not readable here
     if (!param.type) continue;
     for (std::string& piece : substituted) piece = replace_word(piece, param.name, value + " ");
