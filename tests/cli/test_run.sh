@@ -156,6 +156,12 @@ expect_contains "$ERR" 'kernel max_no_identity lists no "signatures"'
 expect_not_contains "$ERR" "kernel scaled lists"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --cooperative
 expect_contains "$ERR" "--cooperative is for raw kernels; kernel saxpy is elementwise"
+for option in "--cluster 2" "--pdl" "--priority -1"; do
+  expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 $option
+  expect_contains "$ERR" "${option%% *} is for raw kernels; kernel saxpy is elementwise"
+done
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=zeros:8:float32 --in value=1 --in n=8 --cluster 2,0
+expect_contains "$ERR" "--cluster \"2,0\": expected 1 to 3 positive integers"
 
 # ---------------------------------------------------------------------------------------------
 TEST "--axis '()' reduces no axis; usage errors about it exit 2 before the GPU"
