@@ -316,6 +316,11 @@ unsigned __match_all_sync(unsigned mask, T value, int* predicate) {
 inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+// Programmatic dependent launch (NOTE [ launch attributes ], src/runtime/device.cpp): the
+// host backend runs launches in stream order, so the previous kernel has finished before
+// this one starts, and there is nothing to wait for or to trigger.
+inline void cudaGridDependencySynchronize() {}
+inline void cudaTriggerProgrammaticLaunchCompletion() {}
 // clock() is the C library's (processor time, a clock_t); clock64() counts nanoseconds.
 inline long long clock64() {
   timespec now;

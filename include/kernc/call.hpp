@@ -74,8 +74,9 @@ struct KERNC_API CallOptions {
   std::optional<std::vector<int>> axes;
   /// Reduction kernels: keep reduced axes as extent 1.
   bool keepdims = false;
-  /// Raw kernels and module functions (required): grid, block, dynamic shared memory and
-  /// cooperative launch. Its stream is not used: a launch's stream is the call's.
+  /// Raw kernels and module functions (required): grid, block, dynamic shared memory,
+  /// cooperative launch and the launch attributes (thread-block clusters, programmatic
+  /// dependent launch, priority). Its stream is not used: a launch's stream is the call's.
   std::optional<LaunchConfig> launch;
   /// Module functions: the kernel's name or name expression.
   std::string function;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernc/program.hpp"
@@ -156,6 +157,32 @@ struct KERNC_API LaunchConfig {
   /// resident at once, and a larger grid is a launch_config error naming the limit (see
   /// Function::max_active_blocks_per_multiprocessor). Nothing changes in the compiled code.
   bool cooperative = false;
+  // Launch attributes (NOTE [ launch attributes ], src/runtime/device.cpp): a launch that
+  // sets any of them goes through cuLaunchKernelEx (CUDA 12.0+ drivers); one that sets
+  // none stays a plain cuLaunchKernel.
+  /// Thread-block cluster dimensions (CUDA, sm_90+): the blocks of each cluster of
+  /// cluster[0] x cluster[1] x cluster[2] run at once on one GPU processing cluster and
+  /// may read and write each other's shared memory (`cooperative_groups::this_cluster()`,
+  /// `map_shared_rank`). {1, 1, 1}, the default, is no cluster. Each grid extent must be
+  /// a multiple of the cluster's; a cluster of at most 8 blocks is portable, up to 16 runs
+  /// where the GPU allows it (kernc then sets the kernel's non-portable-size attribute);
+  /// one that cannot be resident is a launch_config error. Refused by the HIP and host backends.
+  unsigned cluster[3] = {1, 1, 1};
+  /// Programmatic dependent launch (CUDA, sm_90+): this kernel may start while the previous
+  /// kernel on its stream still runs; it must call `cudaGridDependencySynchronize()` before
+  /// reading what that kernel writes (and the previous one may call
+  /// `cudaTriggerProgrammaticLaunchCompletion()` to let it start earlier). On older GPUs
+  /// and on the host backend the launch is simply in stream order.
+  bool programmatic_dependent_launch = false;
+  /// The launch's scheduling priority, in the device's stream-priority range (lower numbers
+  /// are higher priorities; 0 is the default priority). Unset: the stream's. A hint: the
+  /// host backend, which runs launches in order, accepts and ignores it.
+  std::optional<int> priority = std::nullopt;
+
+  /// Whether any launch attribute above is set.
+  bool has_attributes() const noexcept {
+    return cluster[0] != 1 || cluster[1] != 1 || cluster[2] != 1 || programmatic_dependent_launch || priority.has_value();
+  }
 };
 
 /// A kernel function of a loaded module; cheap to copy. launch() is argument packing plus
@@ -213,6 +240,23 @@ class KERNC_API Module {
   std::shared_ptr<void> handle_;
 };
 
+/// A binary image loaded once for every GPU of a backend (CUDA 12's cuLibraryLoadData;
+/// NOTE [ load once for every GPU ], src/runtime/cuda_driver.cpp): Device::load(library)
+/// gives each GPU its Module of it, without reading or checking the image again. Empty
+/// (valid() false) where the backend or driver cannot: HIP, the host backend, CUDA drivers
+/// before 12.0, or KERNC_CUDA_LOAD_ONCE=0; load the image per device then. Unloaded with
+/// its last reference, Modules and Functions included. Cheap to copy.
+class KERNC_API Library {
+ public:
+  Library() = default;
+  bool valid() const noexcept { return handle_ != nullptr; }
+
+ private:
+  friend class Device;
+  std::shared_ptr<void> handle_;
+  Backend backend_ = Backend::cuda;
+};
+
 /// One GPU through its primary context. Device objects are cheap handles to shared state.
 class KERNC_API Device {
  public:
@@ -234,6 +278,11 @@ class KERNC_API Device {
   int max_shared_bytes_per_block_optin() const noexcept;
   /// Whether the device can launch cooperative kernels (LaunchConfig::cooperative).
   bool supports_cooperative_launch() const noexcept;
+  /// Whether the device can launch thread-block clusters (LaunchConfig::cluster; sm_90+).
+  bool supports_clusters() const noexcept;
+  /// LaunchConfig::priority's range: {greatest, least}, the most urgent first (a lower
+  /// number; {-5, 0} on recent NVIDIA GPUs). The HIP and host backends take any priority.
+  std::pair<int, int> priority_range() const noexcept;
   /// The compile target of this device: "sm_90" (cubin), or the AMD ISA ("gfx90a:...").
   Target target() const;
 
@@ -258,6 +307,13 @@ class KERNC_API Device {
   Graph end_capture(StreamRef stream) const;
   /// Loads a cubin or PTX image (CUDA), or an AMD code object (HIP).
   Module load(const std::string& image) const;
+  /// Loads `image` once for every GPU of this device's backend (see Library); an empty
+  /// Library where that is not possible. Errors as load(image).
+  Library load_library(const std::string& image) const;
+  /// This device's module of `library` (of this device's backend, else invalid_argument):
+  /// the driver loads it into this GPU's context; a binary this GPU cannot run is a
+  /// driver error here, as from load(image).
+  Module load(const Library& library) const;
   /// Whether `address` is device memory this context can use (false for host pointers).
   bool is_device_pointer(std::uint64_t address) const noexcept;
 

@@ -404,7 +404,10 @@ bool same_launch(const std::optional<LaunchConfig>& planned, const LaunchConfig*
   if (!launch) return true;
   return std::memcmp(planned->grid, launch->grid, sizeof launch->grid) == 0 &&
          std::memcmp(planned->block, launch->block, sizeof launch->block) == 0 &&
-         planned->shared_bytes == launch->shared_bytes && planned->cooperative == launch->cooperative;
+         planned->shared_bytes == launch->shared_bytes && planned->cooperative == launch->cooperative &&
+         std::memcmp(planned->cluster, launch->cluster, sizeof launch->cluster) == 0 &&
+         planned->programmatic_dependent_launch == launch->programmatic_dependent_launch &&
+         planned->priority == launch->priority;
 }
 
 // Whether a plan is the plan of a call with `options` (the stream aside), whose launch

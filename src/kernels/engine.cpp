@@ -56,6 +56,9 @@ struct Engine::Impl {
   mutable std::mutex mutex;
   std::map<Backend, std::shared_ptr<const Compiler>> compilers;  // under mutex
   std::map<std::tuple<Backend, int, std::string>, Loaded> modules;  // under mutex
+  // Images loaded once for every device of a backend, by cache key (NOTE [ load once for
+  // every GPU ], src/runtime/cuda_driver.cpp); under mutex.
+  std::map<std::pair<Backend, std::string>, Library> libraries;
   // Devices opened so far, by ordinal: published once, never replaced while the engine lives.
   // By backend (cuda, hip, cpu), then ordinal.
   std::atomic<const Device*> device_slots[3][kDeviceSlots] = {};
@@ -76,7 +79,7 @@ struct Engine::Impl {
     }
     Loaded fresh;
     try {
-      fresh.module = device.load(result.program->binary);
+      fresh.module = load_module(result, device);
     } catch (const Error& error) {
       if (result.outcome == CacheOutcome::compiled) throw;
       refusals += fmt::format("; the driver refused {} from {}: {}", result.program->target.str(),
@@ -92,6 +95,25 @@ struct Engine::Impl {
     std::lock_guard<std::mutex> lock(mutex);
     loaded = modules.emplace(slot_key, std::move(fresh)).first->second;  // a racing load of the key wins once
     return true;
+  }
+
+  // The device's module of a cache hit: from the image loaded once for every device of the
+  // backend where the driver can (a second device's first load then costs only the driver's
+  // per-context load), else loaded into this device alone.
+  Module load_module(const CacheResult& result, const Device& device) {
+    const auto library_key = std::make_pair(device.backend(), result.key);
+    Library library;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto found = libraries.find(library_key); found != libraries.end()) library = found->second;
+    }
+    if (!library.valid()) {
+      library = device.load_library(result.program->binary);
+      if (!library.valid()) return device.load(result.program->binary);
+      std::lock_guard<std::mutex> lock(mutex);
+      library = libraries.emplace(library_key, library).first->second;  // a racing load of the key wins once
+    }
+    return device.load(library);
   }
 };
 

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cucomplex_bridge.hpp"
+#include "codegen/grid_dependency_bridge.hpp"
 #include "dsl/params.hpp"
 #include "kernels/raw_module_file.hpp"
 #include "kernels/raw_state.hpp"
@@ -32,6 +33,7 @@ Program raw_program(const std::string& name, const std::string& code, const Comp
   program.source = code;
   program.options = options;
   codegen::bridge_cucomplex(program);  // NOTE [ cuComplex bridge ]
+  codegen::bridge_grid_dependency(program);  // NOTE [ grid dependency bridge ]
   return program;
 }
 

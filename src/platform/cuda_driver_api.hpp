@@ -63,7 +63,22 @@
   X(cuGraphInstantiate)         \
   X(cuGraphLaunch)              \
   X(cuGraphExecDestroy)         \
-  X(cuGraphDestroy)
+  X(cuGraphDestroy)             \
+  KERNC_CUDA_LIBRARY_LOADING(X) \
+  KERNC_CUDA_LAUNCH_EX(X)
+
+// CUDA 12.0's context-independent loading (NOTE [ load once for every GPU ],
+// src/runtime/cuda_driver.cpp): all three or none are used.
+#define KERNC_CUDA_LIBRARY_LOADING(X) \
+  X(cuLibraryLoadData)                \
+  X(cuLibraryGetModule)               \
+  X(cuLibraryUnload)
+
+// CUDA 12.0's launch with attributes (NOTE [ launch attributes ], src/runtime/device.cpp).
+#define KERNC_CUDA_LAUNCH_EX(X)   \
+  X(cuLaunchKernelEx)             \
+  X(cuOccupancyMaxActiveClusters) \
+  X(cuCtxGetStreamPriorityRange)
 
 namespace kernc::platform {
 

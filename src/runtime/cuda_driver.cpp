@@ -1,6 +1,7 @@
 // The CUDA implementation of detail::Driver over libcuda (see NOTE [ runtime backends ]).
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -71,6 +72,20 @@ std::shared_ptr<platform::CudaDriverApi> cuda_api(const std::string& library) {
   return api;
 }
 
+// KERNC_CUDA_LOAD_ONCE=0 turns context-independent loading off (NOTE [ load once for every
+// GPU ]), to compare the two (tools/bench). Read once; a value other than 0 or 1 is an
+// error at every load, naming the variable (docs/environment.md).
+bool load_once_enabled() {
+  static const std::string text = [] {
+    const char* value = std::getenv("KERNC_CUDA_LOAD_ONCE");
+    return std::string(value ? value : "1");
+  }();
+  if (text != "0" && text != "1" && !text.empty()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("KERNC_CUDA_LOAD_ONCE must be 0 or 1, not \"{}\"", text));
+  }
+  return text != "0";
+}
+
 class CudaDriver final : public Driver {
  public:
   CudaDriver(std::shared_ptr<platform::CudaDriverApi> api, int ordinal) : api_(std::move(api)), ordinal_(ordinal) {
@@ -107,6 +122,7 @@ class CudaDriver final : public Driver {
     props_.cooperative_launch = attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
     if (!props_.cooperative_launch) props_.cooperative_launch_missing = "the driver says this GPU cannot launch cooperatively";
     checked(api_->cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+    read_launch_attribute_limits(attribute);
     // Scratch memory (allocate_async) comes from the default pool, which by default hands
     // freed memory back to the system at every synchronisation, so each reduction would
     // map its scratch anew. Keep it (the standard advice for stream-ordered allocation).
@@ -278,6 +294,46 @@ class CudaDriver final : public Driver {
   }
   void release_module(void* module) noexcept override { api_->cuModuleUnload(static_cast<CUmodule>(module)); }
 
+  // NOTE [ load once for every GPU ]
+  // cuModuleLoadData loads an image into one context: a kernel used on N GPUs was read from
+  // the cache, checked (NOTE [ entry trust ], src/cache/local_store.hpp) and loaded N times.
+  // CUDA 12.0's context-independent loading loads the image once for the process
+  // (cuLibraryLoadData) and gives each context its module of it on demand
+  // (cuLibraryGetModule), which is where the driver refuses a binary this GPU cannot run,
+  // as cuModuleLoadData would. So the Engine (src/kernels/engine.cpp) keeps one Library per
+  // (backend, cache key) and asks each device for its Module of it: a second GPU's first
+  // call finds the library and costs the driver's per-context load of a module it already
+  // holds, with no cache read, no trust check and no copy of the image. The per-context
+  // module (not cuLibraryGetKernel + cuKernelGetFunction) keeps everything after loading
+  // as it was: functions and globals are found per context with cuModuleGetFunction and
+  // cuModuleGetGlobal, each context's CUfunction carries its own attributes (the dynamic
+  // shared-memory opt-in, the non-portable cluster size), and graphs capture launches of
+  // those functions unchanged. The module belongs to the library (cuLibraryUnload unloads
+  // it from every context), so release_module is never called on it. Drivers without the
+  // cuLibrary symbols, and KERNC_CUDA_LOAD_ONCE=0, load a module per context as before;
+  // HIP and the host backend load per device (Driver::load_library's default).
+  void* load_library(const std::string& image) override {
+    if (!api_->cuLibraryLoadData || !api_->cuLibraryGetModule || !api_->cuLibraryUnload || !load_once_enabled()) {
+      return nullptr;
+    }
+    make_current();
+    CUlibrary library = nullptr;
+    std::string terminated = image + '\0';  // as for cuModuleLoadData
+    checked(api_->cuLibraryLoadData(&library, terminated.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+            "cuLibraryLoadData", "loading a library");
+    return library;
+  }
+  void release_library(void* library) noexcept override {
+    if (api_->cuLibraryUnload) api_->cuLibraryUnload(static_cast<CUlibrary>(library));
+  }
+  void* library_module(void* library) override {
+    make_current();
+    CUmodule module = nullptr;
+    checked(api_->cuLibraryGetModule(&module, static_cast<CUlibrary>(library)), "cuLibraryGetModule",
+            fmt::format("loading a library's module on GPU {}", ordinal_));
+    return module;
+  }
+
   void* find_function(void* module, const std::string& name) override {
     make_current();
     CUfunction function = nullptr;
@@ -340,6 +396,24 @@ class CudaDriver final : public Driver {
     return blocks;
   }
 
+  int max_active_clusters(void* function, const LaunchConfig& c) override {
+    make_current();
+    auto f = static_cast<CUfunction>(function);
+    if (!api_->cuOccupancyMaxActiveClusters) require_launch_ex();
+    if (1ull * c.cluster[0] * c.cluster[1] * c.cluster[2] > 8) {
+      checked(api_->cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "cuFuncSetAttribute",
+              "allowing a non-portable cluster size");
+    }
+    LaunchAttributes attributes(c, /*cooperative=*/false, /*programmatic=*/false);
+    attributes.config.hStream = nullptr;  // the occupancy does not depend on the stream
+    int clusters = 0;
+    const CUresult status = api_->cuOccupancyMaxActiveClusters(&clusters, f, &attributes.config);
+    // A cluster the GPU cannot hold at all is refused as an invalid size: none fits.
+    if (status == CUDA_ERROR_INVALID_CLUSTER_SIZE) return 0;
+    checked(status, "cuOccupancyMaxActiveClusters");
+    return clusters;
+  }
+
   int dynamic_shared_limit(void* function) noexcept override {
     int allowed = 0;
     api_->cuFuncGetAttribute(&allowed, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<CUfunction>(function));
@@ -361,6 +435,11 @@ class CudaDriver final : public Driver {
     make_current();
     auto f = static_cast<CUfunction>(function);
     auto stream = static_cast<CUstream>(c.stream.handle);
+    // NOTE [ launch attributes ] (src/runtime/device.cpp): plain launches stay cuLaunchKernel.
+    if (c.has_attributes() || (c.cooperative && api_->cuLaunchKernelEx)) {
+      launch_ex(f, c, args);
+      return;
+    }
     if (!c.cooperative) {
       checked(api_->cuLaunchKernel(f, c.grid[0], c.grid[1], c.grid[2], c.block[0], c.block[1], c.block[2], c.shared_bytes,
                                    stream, args, nullptr),
@@ -380,6 +459,95 @@ class CudaDriver final : public Driver {
   }
 
  private:
+  // The cuLaunchKernelEx configuration of a LaunchConfig, with its attributes stored here.
+  struct LaunchAttributes {
+    CUlaunchConfig config{};
+    CUlaunchAttribute values[4]{};
+    // `programmatic`: whether the GPU has programmatic dependent launch (sm_90+); before it
+    // the attribute is left out and the launch is in plain stream order (NOTE [ launch
+    // attributes ]), which is what the device code's empty bridge functions expect (NOTE
+    // [ grid dependency bridge ], templates/grid_dependency_bridge.cuh).
+    LaunchAttributes(const LaunchConfig& c, bool cooperative, bool programmatic) {
+      config.gridDimX = c.grid[0];
+      config.gridDimY = c.grid[1];
+      config.gridDimZ = c.grid[2];
+      config.blockDimX = c.block[0];
+      config.blockDimY = c.block[1];
+      config.blockDimZ = c.block[2];
+      config.sharedMemBytes = c.shared_bytes;
+      config.hStream = static_cast<CUstream>(c.stream.handle);
+      config.attrs = values;
+      auto add = [this](CUlaunchAttributeID id) -> CUlaunchAttributeValue& {
+        values[config.numAttrs].id = id;
+        return values[config.numAttrs++].value;
+      };
+      if (c.cluster[0] != 1 || c.cluster[1] != 1 || c.cluster[2] != 1) {
+        auto& v = add(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        v.clusterDim.x = c.cluster[0];
+        v.clusterDim.y = c.cluster[1];
+        v.clusterDim.z = c.cluster[2];
+      }
+      if (cooperative) add(CU_LAUNCH_ATTRIBUTE_COOPERATIVE).cooperative = 1;
+      if (c.programmatic_dependent_launch && programmatic) {
+        add(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION).programmaticStreamSerializationAllowed = 1;
+      }
+      if (c.priority) add(CU_LAUNCH_ATTRIBUTE_PRIORITY).priority = *c.priority;
+    }
+  };
+
+  void launch_ex(CUfunction f, const LaunchConfig& c, void** args) {
+    require_launch_ex();
+    LaunchAttributes attributes(c, c.cooperative, props_.compute_capability >= 90);
+    const CUresult status = api_->cuLaunchKernelEx(&attributes.config, f, args, nullptr);
+    if (status == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || status == CUDA_ERROR_INVALID_CLUSTER_SIZE) {
+      // Function::launch checked the grid and the cluster first; the driver may still
+      // refuse (a limit of its own, such as MPS), and says only this.
+      throw Error(ErrorCode::launch_config,
+                  fmt::format("cuLaunchKernelEx refused a grid of {} x {} x {} blocks{}: {}", c.grid[0], c.grid[1],
+                              c.grid[2],
+                              c.cluster[0] * c.cluster[1] * c.cluster[2] != 1
+                                  ? fmt::format(" in clusters of {} x {} x {}", c.cluster[0], c.cluster[1], c.cluster[2])
+                                  : std::string(),
+                              describe(*api_, status)));
+    }
+    checked(status, "cuLaunchKernelEx");
+  }
+
+  void require_launch_ex() const {
+    if (api_->cuLaunchKernelEx && api_->cuOccupancyMaxActiveClusters) return;
+    throw Error(ErrorCode::launch_config,
+                fmt::format("GPU {} ({}): launch attributes (clusters, programmatic dependent launch, priority) need "
+                            "cuLaunchKernelEx, which this CUDA driver lacks (CUDA 12.0+); update the driver",
+                            ordinal_, props_.name));
+  }
+
+  // What Function::launch checks launch attributes against (NOTE [ launch attributes ]).
+  template <typename Attribute>
+  void read_launch_attribute_limits(Attribute& attribute) {
+    if (!api_->cuLaunchKernelEx) {
+      props_.cluster_launch_missing = "this CUDA driver has no cuLaunchKernelEx (CUDA 12.0+); update the driver";
+    } else if (props_.compute_capability < 90 || attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) == 0) {
+      props_.cluster_launch_missing = "thread-block clusters need a GPU of compute capability 9.0 or newer";
+    } else {
+      props_.cluster_launch = true;
+      props_.cluster_launch_missing.clear();
+    }
+    if (api_->cuCtxGetStreamPriorityRange) {
+      // The range is the context's: asked with this device's context current, then the
+      // thread's own put back.
+      CUcontext previous = nullptr;
+      api_->cuCtxGetCurrent(&previous);
+      if (api_->cuCtxSetCurrent(context_) == CUDA_SUCCESS) {
+        int least = 0, greatest = 0;
+        if (api_->cuCtxGetStreamPriorityRange(&least, &greatest) == CUDA_SUCCESS) {
+          props_.least_priority = least;
+          props_.greatest_priority = greatest;
+        }
+        api_->cuCtxSetCurrent(previous);
+      }
+    }
+  }
+
   // A failed driver call as a kernc::Error: out of memory, a sticky fault (remembered; see
   // NOTE [ sticky device faults ]) or any other driver error, each naming the call.
   void require_graphs() const {

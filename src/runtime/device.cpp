@@ -89,6 +89,11 @@ int Device::max_shared_bytes_per_block_optin() const noexcept {
   return state_->driver->properties().max_shared_per_block_optin;
 }
 bool Device::supports_cooperative_launch() const noexcept { return state_->driver->properties().cooperative_launch; }
+bool Device::supports_clusters() const noexcept { return state_->driver->properties().cluster_launch; }
+std::pair<int, int> Device::priority_range() const noexcept {
+  const auto& p = state_->driver->properties();
+  return {p.greatest_priority, p.least_priority};
+}
 Target Device::target() const { return Target::parse(state_->driver->properties().target); }
 
 DeviceBuffer Device::allocate(std::size_t bytes) const {
@@ -151,6 +156,31 @@ Module Device::load(const std::string& image) const {
   Module module;
   module.device_ = state_;
   module.handle_ = std::shared_ptr<void>(raw, [device](void* handle) { device->driver->release_module(handle); });
+  return module;
+}
+
+Library Device::load_library(const std::string& image) const {
+  Library library;
+  void* raw = state_->driver->load_library(image);
+  if (!raw) return library;
+  auto device = state_;  // the library is the process's, released through the driver that loaded it
+  library.handle_ = std::shared_ptr<void>(raw, [device](void* handle) { device->driver->release_library(handle); });
+  library.backend_ = backend();
+  return library;
+}
+
+Module Device::load(const Library& library) const {
+  if (!library.valid() || library.backend_ != backend()) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("Device::load(library): {} library for a {} device",
+                            library.valid() ? std::string("a ") + to_string(library.backend_) : std::string("an empty"),
+                            to_string(backend())));
+  }
+  void* raw = state_->driver->library_module(library.handle_.get());
+  Module module;
+  module.device_ = state_;
+  // Aliasing: the module handle is this context's, and holding it keeps the library loaded.
+  module.handle_ = std::shared_ptr<void>(library.handle_, raw);
   return module;
 }
 
@@ -234,6 +264,16 @@ void Driver::begin_capture(void*) { no_graphs(backend()); }
 void* Driver::end_capture(void*) { no_graphs(backend()); }
 void Driver::launch_graph(void*, void*) { no_graphs(backend()); }
 void Driver::release_graph(void*) noexcept {}
+
+// The defaults of a backend without context-independent loading or clusters.
+void* Driver::load_library(const std::string&) { return nullptr; }
+void Driver::release_library(void*) noexcept {}
+void* Driver::library_module(void*) {
+  throw Error(ErrorCode::driver, fmt::format("{} GPUs: this kernc runtime backend loads no libraries", to_string(backend())));
+}
+int Driver::max_active_clusters(void*, const LaunchConfig&) {
+  throw Error(ErrorCode::launch_config, fmt::format("{} GPUs: {}", to_string(backend()), properties().cluster_launch_missing));
+}
 
 }  // namespace detail
 
@@ -344,6 +384,9 @@ int Function::max_active_blocks_per_multiprocessor(int block_threads, std::size_
 
 namespace {
 
+constexpr unsigned long long kPortableClusterBlocks = 8;
+constexpr unsigned long long kMaxClusterBlocks = 16;  // Hopper's non-portable limit
+
 // NOTE [ cooperative launch ]
 // grid.sync() is a barrier across every block of the grid, so every block must be resident
 // at once: the driver refuses a cooperative grid larger than the occupancy calculator's
@@ -375,6 +418,76 @@ void check_cooperative_grid(detail::Driver& driver, void* handle, const std::str
                             "or the blocks)",
                             name, blocks, c.grid[0], c.grid[1], c.grid[2], resident, d.name, per_multiprocessor,
                             d.multiprocessors, threads, c.shared_bytes));
+  }
+}
+
+// NOTE [ launch attributes ]
+// Thread-block clusters, programmatic dependent launch (PDL) and launch priority are not
+// parameters of cuLaunchKernel: they are attributes of cuLaunchKernelEx (CUDA 12.0). The
+// CUDA driver launches with Ex only when a LaunchConfig sets one (or is cooperative and
+// Ex exists, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, so that a cooperative launch can carry the
+// others too); every other launch stays one cuLaunchKernel, so the kept plan's per-call
+// cost does not change. The driver answers a bad cluster with CUDA_ERROR_INVALID_VALUE or
+// CUDA_ERROR_INVALID_CLUSTER_SIZE, which name nothing, so kernc checks first and names the
+// limit: clusters need a GPU that has them (sm_90+, CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH);
+// each grid extent must be a multiple of the cluster's; a cluster of more than 8 blocks is
+// beyond the portable size, allowed up to 16 where the GPU has them (kernc sets the
+// kernel's CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, per function and context,
+// as for the dynamic shared-memory opt-in); and, like a cooperative grid, every block of a
+// cluster must be resident at once on one GPU processing cluster, so
+// cuOccupancyMaxActiveClusters must find room for at least one cluster of the launch's
+// blocks and shared memory. PDL and priority need no check beyond the priority's range:
+// PDL on a GPU without it (before sm_90) is an ordinary launch in stream order, which is
+// also what the host backend does (it runs launches in order), and both accept a priority
+// they ignore. Where the driver has no cuLaunchKernelEx, a launch with attributes is an
+// error saying so.
+void check_cluster(detail::Driver& driver, void* handle, const std::string& name, const LaunchConfig& c,
+                   unsigned long long threads) {
+  static const char* kAxis = "xyz";
+  const auto& d = driver.properties();
+  if (c.cluster[0] == 1 && c.cluster[1] == 1 && c.cluster[2] == 1) return;
+  if (!d.cluster_launch) {
+    throw Error(ErrorCode::launch_config, fmt::format("{}: a cluster of {} x {} x {} blocks on {}: {}", name, c.cluster[0],
+                                                      c.cluster[1], c.cluster[2], d.name, d.cluster_launch_missing));
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (c.cluster[k] == 0) {
+      throw Error(ErrorCode::launch_config,
+                  fmt::format("{}: cluster.{} = 0: cluster sizes must be at least 1", name, kAxis[k]));
+    }
+    if (c.grid[k] % c.cluster[k] != 0) {
+      throw Error(ErrorCode::launch_config,
+                  fmt::format("{}: grid.{} = {} is not a multiple of cluster.{} = {}: the grid must be made of whole "
+                              "clusters",
+                              name, kAxis[k], c.grid[k], kAxis[k], c.cluster[k]));
+    }
+  }
+  const unsigned long long blocks = 1ull * c.cluster[0] * c.cluster[1] * c.cluster[2];
+  if (blocks > kMaxClusterBlocks) {
+    throw Error(ErrorCode::launch_config,
+                fmt::format("{}: a cluster of {} blocks ({} x {} x {}): at most {} blocks (8 portably; more where the GPU "
+                            "allows non-portable cluster sizes)",
+                            name, blocks, c.cluster[0], c.cluster[1], c.cluster[2], kMaxClusterBlocks));
+  }
+  const int resident = driver.max_active_clusters(handle, c);
+  if (resident < 1) {
+    throw Error(ErrorCode::launch_config,
+                fmt::format("{}: a cluster of {} blocks ({} x {} x {}) of {} threads and {} bytes of dynamic shared memory "
+                            "each cannot be resident at once on {}{} (every block of a cluster must be; use smaller "
+                            "clusters, fewer threads or less shared memory)",
+                            name, blocks, c.cluster[0], c.cluster[1], c.cluster[2], threads, c.shared_bytes, d.name,
+                            blocks > kPortableClusterBlocks ? fmt::format(", beyond the portable size of {}", kPortableClusterBlocks)
+                                                            : std::string()));
+  }
+}
+
+void check_priority(const detail::DeviceProperties& d, const std::string& name, const LaunchConfig& c) {
+  if (!c.priority) return;
+  const int p = *c.priority;
+  if (p < d.greatest_priority || p > d.least_priority) {
+    throw Error(ErrorCode::launch_config,
+                fmt::format("{}: priority {}: {} takes priorities from {} (the most urgent) to {} (the least)", name, p,
+                            d.name, d.greatest_priority, d.least_priority));
   }
 }
 
@@ -415,6 +528,10 @@ void Function::launch(const LaunchConfig& c, void** args) const {
     }
   }
   if (c.cooperative) check_cooperative_grid(*device_->driver, handle_, name_, c, threads);
+  if (c.has_attributes()) {
+    check_cluster(*device_->driver, handle_, name_, c, threads);
+    check_priority(d, name_, c);
+  }
   try {
     device_->driver->launch(handle_, c, args);
   } catch (const Error& error) {

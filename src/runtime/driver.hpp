@@ -35,6 +35,13 @@ struct DeviceProperties {
   bool cooperative_launch = false;
   /// Why not, when it cannot: the end of a sentence ("this GPU does not support it").
   std::string cooperative_launch_missing;
+  // Launch attributes (NOTE [ launch attributes ], src/runtime/device.cpp).
+  /// Whether launch() can take LaunchConfig::cluster other than {1, 1, 1}; why not, when not.
+  bool cluster_launch = false;
+  std::string cluster_launch_missing = "this kernc runtime backend has no thread-block clusters";
+  /// The range of LaunchConfig::priority: greatest (the most urgent, a lower number) to least.
+  int greatest_priority = 0;
+  int least_priority = 0;
 };
 
 class Driver {
@@ -93,6 +100,22 @@ class Driver {
   virtual void* end_capture(void* stream);
   virtual void launch_graph(void* graph, void* stream);
   virtual void release_graph(void* graph) noexcept;
+
+  // Context-independent loading (NOTE [ load once for every GPU ], src/runtime/cuda_driver.cpp).
+  // A backend without it keeps these defaults: load_library answers nullptr, and the
+  // caller loads a module per device instead.
+  /// The image loaded once for every device of the backend, or nullptr.
+  virtual void* load_library(const std::string& image);
+  virtual void release_library(void* library) noexcept;
+  /// The library's module in this device's context (owned by the library: never released
+  /// on its own). Throws when the driver cannot load it for this device.
+  virtual void* library_module(void* library);
+
+  // Thread-block clusters (NOTE [ launch attributes ]): reached only when
+  // DeviceProperties::cluster_launch is true; the default throws.
+  /// How many clusters of `config` (its cluster, block and shared memory) can be resident
+  /// at once on the device; a cluster of more than 8 blocks is first allowed on the function.
+  virtual int max_active_clusters(void* function, const LaunchConfig& config);
 };
 
 /// The driver of GPU `ordinal` of a backend. Throws kernc::Error(no_device) when the

@@ -1,6 +1,7 @@
 // The HIP implementation of detail::Driver over libamdhip64 (see NOTE [ runtime backends ]).
 // Compile-tested in CI (Debian's ROCm 5.2 headers); it has never run on AMD hardware.
 
+#include <limits>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -65,6 +66,11 @@ class HipDriver final : public Driver {
     // a host function, not a module's); CuPy refuses cooperative groups on ROCm too.
     props_.cooperative_launch = false;
     props_.cooperative_launch_missing = "kernc's HIP backend has no cooperative launch (as CuPy on ROCm)";
+    // NOTE [ launch attributes ] (src/runtime/device.cpp): no clusters on AMD GPUs; a
+    // programmatic dependent launch runs in stream order, and a priority is ignored.
+    props_.cluster_launch_missing = "AMD GPUs have no thread-block clusters (kernc's HIP backend refuses them)";
+    props_.greatest_priority = std::numeric_limits<int>::min();
+    props_.least_priority = std::numeric_limits<int>::max();
   }
 
   Backend backend() const noexcept override { return Backend::hip; }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -123,6 +124,14 @@ class HostDriver final : public Driver {
     props_.total_memory = static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
                           static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     props_.cooperative_launch = true;
+    // NOTE [ launch attributes ] (src/runtime/device.cpp): launches run in order here, so
+    // programmatic dependent launch is the plain order and a priority has nothing to
+    // reorder: any priority is taken and ignored. Clusters are refused (cluster_launch_missing).
+    props_.cluster_launch_missing =
+        "the host backend (Backend::cpu) has no thread-block clusters or distributed shared memory; run clusters on "
+        "an sm_90+ GPU";
+    props_.greatest_priority = std::numeric_limits<int>::min();
+    props_.least_priority = std::numeric_limits<int>::max();
   }
 
   Backend backend() const noexcept override { return Backend::cpu; }

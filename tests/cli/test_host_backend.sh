@@ -120,6 +120,15 @@ for shared in 16 65536; do
     --grid 2 --block 4 --shared $shared --device cpu --print
   expect_printed "$OUT" '[3, 2, 1, 0, 7, 6, 5, 4]'
 done
+# Launch attributes (NOTE [ launch attributes ]): --pdl and --priority are taken and change
+# nothing on the host (launches run in order); --cluster is refused, saying why.
+expect_exit 0 kernc run "$SPEC" --kernel fill --in out=zeros:8:float32 --in value=2.5 --in n=8 --pdl --priority -3 \
+  --device cpu --print
+expect_printed "$OUT" '[2.5] * 8'
+expect_exit 3 kernc run "$SPEC" --kernel fill --in out=zeros:8:float32 --in value=2.5 --in n=8 --grid 2 --block 4 \
+  --cluster 2 --device cpu
+expect_contains "$ERR" "fill: a cluster of 2 x 1 x 1 blocks on"
+expect_contains "$ERR" "the host backend (Backend::cpu) has no thread-block clusters"
 # --repeat: host clock times between events, a median and a minimum.
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=random:100000:float32 --in y=random:100000:float32 \
   --repeat 5 --device cpu

@@ -156,6 +156,12 @@ expect_contains "$ERR" 'kernel max_no_identity lists no "signatures"'
 expect_not_contains "$ERR" "kernel scaled lists"
 expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 --cooperative
 expect_contains "$ERR" "--cooperative is for raw kernels; kernel saxpy is elementwise"
+for option in "--cluster 2" "--pdl" "--priority -1"; do
+  expect_exit 2 kernc run "$SPEC" --kernel saxpy --arg 2.0 --arg ones:5:float32 --arg ones:5:float32 $option
+  expect_contains "$ERR" "${option%% *} is for raw kernels; kernel saxpy is elementwise"
+done
+expect_exit 2 kernc run "$SPEC" --kernel fill --in out=zeros:8:float32 --in value=1 --in n=8 --cluster 2,0
+expect_contains "$ERR" "--cluster \"2,0\": expected 1 to 3 positive integers"
 
 # ---------------------------------------------------------------------------------------------
 TEST "--axis '()' reduces no axis; usage errors about it exit 2 before the GPU"
@@ -699,5 +705,33 @@ assert np.array_equal(out, np.roll(r, -1)), "not numpy.roll(x, -1)"'
 expect_exit 3 kernc run "$PORTS" --kernel rotate --cooperative --grid 10000000 --arg r.npy --arg zeros:100000:float32 \
   --arg 100000
 expect_contains "$ERR" "cooperative"
+
+TEST "--cluster: block 0 of each cluster reads its blocks' shared memory; --pdl and --priority run"
+cat >cluster.json <<'JSON'
+{"kernels": [{"kind": "raw", "name": "cluster_sum",
+  "code": "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\nextern \"C\" __global__ void cluster_sum(const int* x, long long n, long long* sums) {\n  __shared__ unsigned long long block_sum;\n  cg::cluster_group cluster = cg::this_cluster();\n  if (threadIdx.x == 0) block_sum = 0;\n  __syncthreads();\n  for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) atomicAdd(&block_sum, (unsigned long long)(long long)x[i]);\n  cluster.sync();\n  if (cluster.block_rank() == 0 && threadIdx.x == 0) {\n    unsigned long long total = 0;\n    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&block_sum, r);\n    sums[blockIdx.x / cluster.num_blocks()] = (long long)total;\n  }\n  cluster.sync();\n}\n"}]}
+JSON
+np_check 'np.save("ints.npy", np.random.default_rng(5).integers(-1000, 1000, 100003).astype(np.int32))'
+expect_exit 0 kernc info --format json
+ARCH=$(json_eval "$OUT" 'd["cuda_driver"]["gpus"][0]["arch"]')
+if [[ ${ARCH#sm_} -ge 90 ]]; then
+  expect_exit 0 kernc run cluster.json --kernel cluster_sum --arg ints.npy --arg 100003 --arg zeros:8:int64 \
+    --grid 32 --block 128 --cluster 4 --out 2=sums.npy
+  # Element i is added by block (i // 128) % 32 (a grid-stride loop), of cluster block // 4.
+  np_check 'x, sums = np.load("ints.npy").astype(np.int64), np.load("sums.npy")
+cluster = (np.arange(len(x)) // 128) % 32 // 4
+want = np.array([x[cluster == c].sum() for c in range(8)], np.int64)
+assert np.array_equal(sums, want), (sums, want)'
+  expect_exit 3 kernc run cluster.json --kernel cluster_sum --arg ints.npy --arg 100003 --arg zeros:8:int64 \
+    --grid 30 --block 128 --cluster 4
+  expect_contains "$ERR" "grid.x = 30 is not a multiple of cluster.x = 4"
+else
+  expect_exit 3 kernc run "$SPEC" --kernel fill --in out=zeros:8:float32 --in value=1 --in n=8 --grid 2 --block 4 \
+    --cluster 2
+  expect_contains "$ERR" "thread-block clusters need a GPU of compute capability 9.0 or newer"
+fi
+expect_exit 0 kernc run "$SPEC" --kernel fill --in out=zeros:1000:float32 --in value=2.5 --in n=1000 --pdl \
+  --priority 0 --repeat 3 --out out=filled.npy
+np_check 'assert (np.load("filled.npy") == 2.5).all()'
 
 finish

@@ -26,7 +26,8 @@ using kernc::test::contains;
 namespace {
 
 // A GPU that exists only in this file: 132 multiprocessors, 227 KiB of opt-in shared
-// memory, and an occupancy of 2048 threads per multiprocessor (at most 32 blocks).
+// memory, and an occupancy of 2048 threads per multiprocessor (at most 32 blocks); clusters
+// of at most 2048 threads fit, and priorities run from -5 (most urgent) to 0.
 class FakeDriver final : public kernc::detail::Driver {
  public:
   FakeDriver() {
@@ -42,6 +43,10 @@ class FakeDriver final : public kernc::detail::Driver {
     props_.max_grid[1] = props_.max_grid[2] = 65535;
     props_.total_memory = 1ull << 34;
     props_.cooperative_launch = true;
+    props_.cluster_launch = true;
+    props_.cluster_launch_missing.clear();
+    props_.greatest_priority = -5;
+    props_.least_priority = 0;
   }
 
   kernc::detail::DeviceProperties& props() { return props_; }
@@ -95,11 +100,36 @@ class FakeDriver final : public kernc::detail::Driver {
   int dynamic_shared_limit(void*) noexcept override { return max_dynamic.value_or(48 * 1024 - static_shared); }
   std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
   void launch(void*, const LaunchConfig& config, void**) override { launches.push_back(config); }
+  // Clusters of at most 2048 threads fit; larger ones do not.
+  int max_active_clusters(void*, const LaunchConfig& c) override {
+    cluster_queries.push_back(c);
+    const unsigned long long threads = 1ull * c.cluster[0] * c.cluster[1] * c.cluster[2] * c.block[0] * c.block[1] * c.block[2];
+    return threads <= 2048 ? 66 : 0;
+  }
+  std::vector<LaunchConfig> cluster_queries;
+
+  // Context-independent loading: one fake library, a module per load of it.
+  bool libraries = false;
+  int library_loads = 0;
+  int library_releases = 0;
+  int library_modules = 0;
+  void* load_library(const std::string&) override {
+    if (!libraries) return nullptr;
+    ++library_loads;
+    return &library_;
+  }
+  void release_library(void*) noexcept override { ++library_releases; }
+  void* library_module(void* library) override {
+    CHECK(library == &library_);
+    ++library_modules;
+    return &module_;
+  }
 
  private:
   kernc::detail::DeviceProperties props_;
   int module_ = 0;
   int function_ = 0;
+  int library_ = 0;
 };
 
 // The fake GPU, registered as CUDA GPU `kOrdinal` while this lives, and its kernel "k".
@@ -259,4 +289,119 @@ TEST_CASE("runtime::register_device refuses a GPU that is already open") {
   auto error = error_of([&] { kernc::detail::register_device(kernc::Backend::cuda, FakeGpu::kOrdinal, nullptr); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::invalid_argument);
+}
+
+LaunchConfig clustered(unsigned gx, unsigned gy, unsigned cx, unsigned cy, unsigned block) {
+  LaunchConfig config;
+  config.grid[0] = gx;
+  config.grid[1] = gy;
+  config.block[0] = block;
+  config.cluster[0] = cx;
+  config.cluster[1] = cy;
+  return config;
+}
+
+// NOTE [ launch attributes ] (src/runtime/device.cpp): what Function::launch checks before
+// the driver sees a cluster.
+TEST_CASE("runtime::Function::launch passes clusters that fit and names what is wrong with those that do not") {
+  FakeGpu gpu;
+  gpu.function.launch(clustered(8, 4, 2, 2, 128), nullptr);
+  REQUIRE(gpu.driver->launches.size() == 1);
+  CHECK(gpu.driver->launches[0].cluster[0] == 2);
+  CHECK(gpu.driver->launches[0].cluster[1] == 2);
+  CHECK(gpu.driver->launches[0].has_attributes());
+  REQUIRE(gpu.driver->cluster_queries.size() == 1);  // the occupancy was asked, with the launch's blocks
+  CHECK(gpu.driver->cluster_queries[0].block[0] == 128);
+  gpu.function.launch(clustered(32, 1, 16, 1, 128), nullptr);  // non-portable, within 16
+  CHECK(gpu.driver->launches.size() == 2);
+
+  struct Case {
+    LaunchConfig config;
+    std::string message;
+  };
+  LaunchConfig zero = clustered(8, 1, 2, 1, 32);
+  zero.cluster[2] = 0;
+  const Case cases[] = {
+      {clustered(9, 1, 2, 1, 32), "k: grid.x = 9 is not a multiple of cluster.x = 2: the grid must be made of whole clusters"},
+      {clustered(8, 3, 2, 2, 32), "k: grid.y = 3 is not a multiple of cluster.y = 2"},
+      {zero, "k: cluster.z = 0: cluster sizes must be at least 1"},
+      {clustered(32, 1, 32, 1, 32), "k: a cluster of 32 blocks (32 x 1 x 1): at most 16 blocks (8 portably"},
+      {clustered(8, 1, 8, 1, 512),
+       "k: a cluster of 8 blocks (8 x 1 x 1) of 512 threads and 0 bytes of dynamic shared memory each cannot be "
+       "resident at once on Fake GPU (every block of a cluster must be"},
+      {clustered(16, 1, 16, 1, 256), "cannot be resident at once on Fake GPU, beyond the portable size of 8"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.message);
+    auto error = error_of([&] { gpu.function.launch(c.config, nullptr); });
+    REQUIRE(error);
+    CHECK(error->code() == ErrorCode::launch_config);
+    CHECK_MESSAGE(contains(error->what(), c.message), error->what());
+  }
+  CHECK(gpu.driver->launches.size() == 2);  // none reached the driver
+
+  gpu.driver->props().cluster_launch = false;
+  gpu.driver->props().cluster_launch_missing = "thread-block clusters need a GPU of compute capability 9.0 or newer";
+  auto error = error_of([&] { gpu.function.launch(clustered(8, 1, 2, 1, 32), nullptr); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::launch_config);
+  CHECK_MESSAGE(contains(error->what(), "k: a cluster of 2 x 1 x 1 blocks on Fake GPU: thread-block clusters need a GPU "
+                                        "of compute capability 9.0 or newer"),
+                error->what());
+  CHECK(gpu.driver->launches.size() == 2);
+}
+
+TEST_CASE("runtime::Function::launch takes a priority in the device's range and programmatic dependent launch") {
+  FakeGpu gpu;
+  LaunchConfig config;
+  CHECK_FALSE(config.has_attributes());
+  config.programmatic_dependent_launch = true;
+  CHECK(config.has_attributes());
+  gpu.function.launch(config, nullptr);
+  for (int priority : {-5, -1, 0}) {
+    config.priority = priority;
+    gpu.function.launch(config, nullptr);
+  }
+  REQUIRE(gpu.driver->launches.size() == 4);
+  CHECK(gpu.driver->launches[0].programmatic_dependent_launch);
+  CHECK(gpu.driver->launches[3].priority == 0);
+  CHECK(gpu.driver->cluster_queries.empty());  // no cluster, no occupancy question
+
+  for (int priority : {-6, 1}) {
+    CAPTURE(priority);
+    config.priority = priority;
+    auto error = error_of([&] { gpu.function.launch(config, nullptr); });
+    REQUIRE(error);
+    CHECK(error->code() == ErrorCode::launch_config);
+    CHECK_MESSAGE(contains(error->what(), "k: priority " + std::to_string(priority) +
+                                              ": Fake GPU takes priorities from -5 (the most urgent) to 0 (the least)"),
+                  error->what());
+  }
+  CHECK(gpu.driver->launches.size() == 4);
+}
+
+// NOTE [ load once for every GPU ] (src/runtime/cuda_driver.cpp): the Device layer's part.
+TEST_CASE("runtime::Device::load_library is empty where the driver cannot, and gives modules that keep it loaded") {
+  FakeGpu gpu;
+  CHECK_FALSE(gpu.device.load_library("image").valid());  // the driver declines: load per device
+  gpu.driver->libraries = true;
+  {
+    kernc::Library library = gpu.device.load_library("image");
+    REQUIRE(library.valid());
+    CHECK(gpu.driver->library_loads == 1);
+    kernc::Module module = gpu.device.load(library);
+    CHECK(gpu.driver->library_modules == 1);
+    library = kernc::Library();  // the module still holds it
+    CHECK(gpu.driver->library_releases == 0);
+    Function function = module.function("k");
+    module = kernc::Module();
+    CHECK(gpu.driver->library_releases == 0);  // the function does too
+    CHECK(function.valid());
+  }
+  CHECK(gpu.driver->library_releases == 1);
+
+  auto error = error_of([&] { (void)gpu.device.load(kernc::Library()); });
+  REQUIRE(error);
+  CHECK(error->code() == ErrorCode::invalid_argument);
+  CHECK_MESSAGE(contains(error->what(), "Device::load(library): an empty library for a cuda device"), error->what());
 }

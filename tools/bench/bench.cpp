@@ -331,8 +331,14 @@ int main(int argc, char** argv) {
       warm_engine_ms.push_back(host_us(start) / 1000);
     }
     const double warm_engine_first_ms = warm_engine_ms.front(), warm_engine_median_ms = median(warm_engine_ms);
-    const bench::FirstCallResults first_calls =
-        bench::measure_first_calls(std::filesystem::read_symlink("/proc/self/exe").string(), fresh.cache_dir.value, unique, 7);
+    // A second GPU, for the first call on GPU 1 after GPU 0 (NOTE [ load once for every GPU ]).
+    bool two_gpus = false;
+    try {
+      two_gpus = engine.device(1).backend() == Backend::cuda;
+    } catch (const Error&) {
+    }
+    const bench::FirstCallResults first_calls = bench::measure_first_calls(
+        std::filesystem::read_symlink("/proc/self/exe").string(), fresh.cache_dir.value, unique, 7, two_gpus);
     // The same by phase, through a third engine: Engine::load (disk read, checksum and key
     // checks, then the driver's module load), and the driver's load alone of the same binary
     // with its function lookup. What is left of the first call is planning and the launch.
@@ -492,6 +498,15 @@ int main(int argc, char** argv) {
                     first_calls.phases.load_ms, "ms", 0});
     rows.push_back({"warm-disk phase: the call after the load (fresh process)", first_calls.phases.call_ms, "ms", 0});
     rows.push_back({"warm-disk: the driver's first module load alone (fresh process)", first_calls.driver.driver_ms, "ms", 0});
+    if (first_calls.second_gpu_measured) {
+      // Ratio: to the same with a module loaded per GPU (KERNC_CUDA_LOAD_ONCE=0).
+      rows.push_back({"first call on GPU 1 after GPU 0 (loaded once, fresh process)", first_calls.second_gpu.total_ms,
+                      "ms", first_calls.second_gpu.total_ms / first_calls.second_gpu_per_context.total_ms});
+      rows.push_back({"first call on GPU 1 after GPU 0, a module per GPU (KERNC_CUDA_LOAD_ONCE=0)",
+                      first_calls.second_gpu_per_context.total_ms, "ms", 1.0});
+    } else {
+      std::printf("first call on GPU 1 after GPU 0: skipped, one GPU visible (run on a machine with two)\n");
+    }
     rows.push_back({"warm-disk first call via a new Engine, this process, median of 9", warm_engine_median_ms, "ms", 0});
     rows.push_back({"warm-disk first call via the first new Engine", warm_engine_first_ms, "ms", 0});
     rows.push_back({"warm-disk phase: Engine::load (read, checks, module load)", warm_load_ms, "ms", 0});

@@ -22,7 +22,9 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-const char* const kModes[] = {"fresh", "warmed", "phases", "driver"};
+// The last two are gpu1 children, the second with a module per GPU.
+const char* const kModes[] = {"fresh", "warmed", "phases", "driver", "gpu1", "gpu1"};
+const char* const kModePrefix[] = {"", "", "", "", "", "KERNC_CUDA_LOAD_ONCE=0 "};
 
 // The shell word for `text`, which the bench makes from paths and digits only.
 std::string quoted(const std::string& text) {
@@ -43,14 +45,15 @@ ElementwiseKernel first_call_other(const std::string& unique) {
 }
 
 FirstCallResults measure_first_calls(const std::string& self, const std::string& cache_dir, const std::string& unique,
-                                     int children) {
+                                     int children, bool two_gpus) {
   FirstCallResults results;
   results.children = children;
-  for (int mode = 0; mode < 4; ++mode) {
+  results.second_gpu_measured = two_gpus;
+  for (int mode = 0; mode < (two_gpus ? 6 : 4); ++mode) {
     std::vector<double> total, variant, load, call, driver;
     for (int child = 0; child < children; ++child) {
-      const std::string command = quoted(self) + " --first-call-child " + kModes[mode] + " " + quoted(cache_dir) +
-                                  " " + quoted(unique) + " 2>&1";
+      const std::string command = std::string(kModePrefix[mode]) + quoted(self) + " --first-call-child " + kModes[mode] +
+                                  " " + quoted(cache_dir) + " " + quoted(unique) + " 2>&1";
       FILE* pipe = ::popen(command.c_str(), "r");
       if (!pipe) throw std::runtime_error("cannot start " + command);
       std::string output;
@@ -70,7 +73,12 @@ FirstCallResults measure_first_calls(const std::string& self, const std::string&
       call.push_back(s.call_ms);
       driver.push_back(s.driver_ms);
     }
-    FirstCallSample& m = mode == 0 ? results.fresh : mode == 1 ? results.warmed : mode == 2 ? results.phases : results.driver;
+    FirstCallSample& m = mode == 0   ? results.fresh
+                         : mode == 1 ? results.warmed
+                         : mode == 2 ? results.phases
+                         : mode == 3 ? results.driver
+                         : mode == 4 ? results.second_gpu
+                                     : results.second_gpu_per_context;
     m = {median(total), median(variant), median(load), median(call), median(driver)};
   }
   return results;
@@ -129,6 +137,28 @@ int first_call_child(int argc, char** argv) {
       s.driver_ms = ms_since(start);
       saxpy({2.0f, x, x}, {z}, options);  // checked below like the others
       device.synchronize();
+    } else if (mode == "gpu1") {
+      // Arrays on GPU 1 made first, as a host program does; then GPU 0's first call,
+      // which loads the binary, untimed; then GPU 1's.
+      Device second = engine.device(1);
+      auto x1 = DeviceArray::empty(second, DType::float32, {1024});
+      auto z1 = DeviceArray::empty(second, DType::float32, {1024});
+      second.fill_bytes(x1.ref().data, 0x3f, 1024 * 4);
+      second.synchronize();
+      saxpy({2.0f, x, x}, {z}, options);
+      device.synchronize();
+      CallOptions on_second = options;
+      on_second.device = 1;
+      const auto start = std::chrono::steady_clock::now();
+      saxpy({2.0f, x1, x1}, {z1}, on_second);
+      second.synchronize();
+      s.total_ms = ms_since(start);
+      // GPU 1's answer, checked here (the common check below reads GPU 0's).
+      const auto got = z1.to_host_vector<float>();
+      const auto in = x1.to_host_vector<float>();
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        if (got[k] != 2.0f * in[k] + in[k]) throw std::runtime_error("GPU 1's saxpy gave a wrong result");
+      }
     } else if (mode == "fresh" || mode == "warmed") {
       const auto start = std::chrono::steady_clock::now();
       saxpy({2.0f, x, x}, {z}, options);

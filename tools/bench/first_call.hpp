@@ -18,7 +18,12 @@
 //           the module;
 //   driver  a fresh child that times only the driver's load of the saxpy's binary, read
 //           from the cache untimed before: the process's first module load, which is the
-//           driver's part of `phases`' load.
+//           driver's part of `phases`' load;
+//   gpu1    (two GPUs or more) a fresh child that calls the saxpy on GPU 0 untimed, then
+//           times its first call on GPU 1: with the image loaded once for every GPU (NOTE
+//           [ load once for every GPU ], src/runtime/cuda_driver.cpp), about the driver's
+//           per-context load; run again with KERNC_CUDA_LOAD_ONCE=0 (a module per GPU) to
+//           compare.
 
 #include <string>
 #include <vector>
@@ -42,15 +47,21 @@ struct FirstCallSample {
 
 struct FirstCallResults {
   FirstCallSample fresh, warmed, phases, driver;  ///< medians over the children of each kind
-  int children = 0;                               ///< per kind
+  /// gpu1 children, loading once and (KERNC_CUDA_LOAD_ONCE=0) a module per GPU; measured
+  /// only where a second GPU is visible.
+  FirstCallSample second_gpu, second_gpu_per_context;
+  bool second_gpu_measured = false;
+  int children = 0;  ///< per kind
 };
 
 /// Runs `children` child processes of each kind on `cache_dir`, which must already hold
-/// both kernels of `unique` for this GPU. Throws std::runtime_error if a child fails.
+/// both kernels of `unique` for this GPU; the gpu1 kind only when `two_gpus`. Throws
+/// std::runtime_error if a child fails.
 FirstCallResults measure_first_calls(const std::string& self, const std::string& cache_dir, const std::string& unique,
-                                     int children);
+                                     int children, bool two_gpus);
 
-/// The child's main: `argv` after --first-call-child is MODE CACHE_DIR UNIQUE. Prints one
+/// The child's main: `argv` after --first-call-child is MODE CACHE_DIR UNIQUE (MODE: fresh,
+/// warmed, phases, driver or gpu1). Prints one
 /// line "first-call TOTAL VARIANT LOAD CALL DRIVER" (ms) and returns 0, or says why and returns 1.
 int first_call_child(int argc, char** argv);
 

@@ -36,6 +36,9 @@ struct RunCommandOptions {
   std::string block;
   unsigned shared = 0;
   bool cooperative = false;
+  std::string cluster;                // X[,Y[,Z]]: thread-block cluster dimensions
+  bool pdl = false;                   // programmatic dependent launch
+  std::optional<int> priority;
   std::int64_t size = -1;
   unsigned repeat = 0;
   std::string device = "0";  // --device as given: N (of the configured runtime), cuda[:N] or cpu

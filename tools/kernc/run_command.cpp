@@ -150,8 +150,9 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "Devices: --device N (or cuda:N) runs on GPU N of the runtime KERNC_RUNTIME names (default\n"
       "cuda); --device cpu runs on this machine's cores (the host backend: the system C++ compiler\n"
       "builds a shared object for the CPU's ISA level, e.g. cpu-x86-64-v3), whatever KERNC_RUNTIME\n"
-      "says. Every kind of kernel and every option above works there; --cooperative runs the whole\n"
-      "grid as fibers, so that grid.sync() works.\n\n"
+      "says. Every kind of kernel and every option above works there, but --cluster; --cooperative\n"
+      "runs the whole grid as fibers, so that grid.sync() works; --pdl and --priority are taken and\n"
+      "change nothing (launches run in order there).\n\n"
       "Exit codes: 0 ok, 1 the kernel did not compile, 2 bad command line (checked before the device\n"
       "is used), 3 no compiler, 4 a file could not be read or written, 7 no usable NVIDIA GPU (use\n"
       "--device cpu), 8 compiling is off (KERNC_COMPILE=never) and no cache holds the kernel.\n\n"
@@ -194,6 +195,14 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
   sub->add_flag("--cooperative", options->cooperative,
                 "Raw kernels: a cooperative launch (cuLaunchCooperativeKernel; CuPy's enable_cooperative_groups), so "
                 "that grid.sync() works; the grid must fit on the GPU at once");
+  sub->add_option("--cluster", options->cluster,
+                  "Raw kernels: thread-block cluster dimensions X[,Y[,Z]] (sm_90+; cuLaunchKernelEx), so that "
+                  "cooperative_groups::this_cluster() spans them; each grid extent must be a multiple");
+  sub->add_flag("--pdl", options->pdl,
+                "Raw kernels: programmatic dependent launch (sm_90+): the kernel may start before the previous one on "
+                "the stream ends (with --repeat, its own previous launch); cudaGridDependencySynchronize() waits for it");
+  sub->add_option("--priority", options->priority,
+                  "Raw kernels: the launch's priority, in the GPU's stream-priority range (lower is more urgent)");
   sub->add_option("--size", options->size,
                   "Elementwise: the loop size when every array is raw; raw kernels: the element count the default "
                   "grid covers")

@@ -465,6 +465,12 @@ void plan_raw_call(const SpecKernel& entry, const RunCommandOptions& options, Ru
   }
   plan.launch.shared_bytes = options.shared;
   plan.launch.cooperative = options.cooperative;
+  if (!options.cluster.empty()) {
+    auto cluster = parse_dims(options.cluster, "--cluster");
+    std::copy(cluster.begin(), cluster.end(), plan.launch.cluster);
+  }
+  plan.launch.programmatic_dependent_launch = options.pdl;
+  plan.launch.priority = options.priority;
 }
 
 // The call's options from the command line; what a kind does not take is refused by the
@@ -482,7 +488,7 @@ CallOptions call_options(const RunCommandOptions& options, const CallOptions& ba
 
 // Elementwise and reduction kernels take --size and --block as the call's size= and
 // block_size=; a raw kernel's launch configuration is made of --grid, --block, --shared,
-// --cooperative (and --size sizes its default grid).
+// --cooperative, --cluster, --pdl, --priority (and --size sizes its default grid).
 void dsl_launch_options(const RunCommandOptions& options, const SpecKernel& entry, CallOptions& call) {
   auto refuse = [&](bool given, const char* option) {
     if (given) throw usage(fmt::format("{} is for raw kernels; kernel {} is {}", option, entry.name(), entry.kind()));
@@ -490,6 +496,9 @@ void dsl_launch_options(const RunCommandOptions& options, const SpecKernel& entr
   refuse(!options.grid.empty(), "--grid");
   refuse(options.shared != 0, "--shared");
   refuse(options.cooperative, "--cooperative");
+  refuse(!options.cluster.empty(), "--cluster");
+  refuse(options.pdl, "--pdl");
+  refuse(options.priority.has_value(), "--priority");
   if (options.size >= 0) call.size = options.size;
   if (!options.block.empty()) call.block_size = parse_block_size(options.block);
 }
