@@ -52,7 +52,8 @@ TEST_CASE("float8: quantize/dequantize with a scale matches cuda_fp8.h's rules b
   const ElementwiseKernel dequantize("T q, float32 scale", "float32 y", "y = q * scale", "gpu_float8_dequantize");
   for (DType dtype : kFormats) {
     for (std::int64_t n : sizes()) {
-      CAPTURE(to_string(dtype));
+      const std::string dtype_name = to_string(dtype);
+      CAPTURE(dtype_name);
       CAPTURE(n);
       // Activations with outliers: most in range after scaling, some past it (saturating).
       std::vector<float> x = random.uniform<float>(n, -12.0, 12.0);
@@ -87,7 +88,8 @@ TEST_CASE("float8: every code decodes exactly and every value, midpoint and edge
   const ElementwiseKernel decode("T q", "float32 y", "y = q", "gpu_float8_decode");
   const ElementwiseKernel encode("F x", "T q", "q = x", "gpu_float8_encode");
   for (DType dtype : kFormats) {
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     std::vector<std::uint8_t> all(256);
     for (unsigned k = 0; k < 256; ++k) all[k] = static_cast<std::uint8_t>(k);
     const auto decoded = download<float>(decode({upload(dtype, {256}, all)})[0]);
@@ -144,7 +146,8 @@ TEST_CASE("float8: a sum over an axis of a float8 matrix and a strided float8 vi
   const ElementwiseKernel twice("T x", "T y", "y = x * 2", "gpu_float8_twice");
   const std::int64_t rows = 257, cols = 1003;
   for (DType dtype : kFormats) {
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     // Values on a 1/4 grid in [-8, 8], so that every order of summing gives the same float.
     const auto ints = random.integers<int>(rows * cols, -32, 32);
     std::vector<std::uint8_t> codes(ints.size());

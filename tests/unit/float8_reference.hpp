@@ -50,8 +50,10 @@ inline std::uint8_t float8_reference_encode(DType dtype, double x, bool from_flo
     if (from_float) return 0x7f;
     return static_cast<std::uint8_t>(sign | (dtype == DType::float8_e5m2 ? 0x7eu | static_cast<unsigned>((bits >> 50) & 3u) : 0x7fu));
   }
-  if (std::isinf(x)) return static_cast<std::uint8_t>(sign | float8_max_code(dtype));  // saturates, as every finite x past the largest
+  // Past the largest value (infinity too) the nearest finite value is the largest:
+  // saturation. Said first, so that the search below never compares huge distances.
   const long double magnitude = std::fabs(static_cast<long double>(x));
+  if (magnitude >= float8_value(dtype, float8_max_code(dtype))) return static_cast<std::uint8_t>(sign | float8_max_code(dtype));
   unsigned best = 0;
   long double best_distance = magnitude;  // to code 0
   for (unsigned code = 1; code <= float8_max_code(dtype); ++code) {
@@ -61,7 +63,6 @@ inline std::uint8_t float8_reference_encode(DType dtype, double x, bool from_flo
       best_distance = distance;
     }
   }
-  // Past the largest value the nearest finite one is the largest: saturation (infinity too).
   return static_cast<std::uint8_t>(sign | best);
 }
 

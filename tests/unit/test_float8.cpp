@@ -153,7 +153,8 @@ TEST_CASE("float8 reference: the formats' landmarks, so that the reference itsel
 
 TEST_CASE("float8: host decoding of every code is exact, NaN codes give 0x7fffffff") {
   for (DType dtype : kFormats) {
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     for (unsigned code = 0; code < 256; ++code) {
       CAPTURE(hex(code));
       CHECK(bits_of_float(host_decode(dtype, static_cast<std::uint8_t>(code))) == reference_decoded_bits(dtype, code));
@@ -163,7 +164,8 @@ TEST_CASE("float8: host decoding of every code is exact, NaN codes give 0x7fffff
 
 TEST_CASE("float8: host encoding of floats and doubles matches the reference bit for bit") {
   for (DType dtype : kFormats) {
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     // Every code's value goes back to that code (but NaN codes, which have their own rule).
     for (unsigned code = 0; code < 256; ++code) {
       if (std::isnan(float8_value(dtype, code))) continue;
@@ -194,9 +196,9 @@ TEST_CASE("float8: Scalar converts to and from the float8 dtypes as cuda_fp8.h d
   CHECK(byte == 0xfb);
   Scalar(static_cast<long long>(3)).convert_to(DType::float8_e4m3fn, &byte);
   CHECK(byte == 0x44);  // 3 = 1.5 * 2^1
-  Scalar(-NAN).convert_to(DType::float8_e4m3fn, &byte);
+  Scalar(-std::numeric_limits<double>::quiet_NaN()).convert_to(DType::float8_e4m3fn, &byte);
   CHECK(byte == 0xff);  // a double NaN keeps its sign
-  Scalar(-NAN).convert_to(DType::float8_e5m2, &byte);
+  Scalar(-std::numeric_limits<double>::quiet_NaN()).convert_to(DType::float8_e5m2, &byte);
   CHECK(byte == 0xfe);
   Scalar(-std::numeric_limits<float>::quiet_NaN()).convert_to(DType::float8_e5m2, &byte);
   CHECK(byte == 0x7f);  // a float NaN does not
@@ -244,7 +246,8 @@ TEST_CASE("float8: the device header on the host backend converts every code and
   const ElementwiseKernel decode("T q", "float32 y", "y = q", "float8_decode");
   const ElementwiseKernel encode("F x", "T q", "q = x", "float8_encode");
   for (DType dtype : kFormats) {
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     std::vector<std::uint8_t> codes(256);
     for (unsigned k = 0; k < 256; ++k) codes[k] = static_cast<std::uint8_t>(k);
     const auto decoded = decode({DeviceArray::from_host(device, dtype, {256}, codes.data())}, {}, host().options())[0]
@@ -286,7 +289,8 @@ TEST_CASE("float8: a quantize/dequantize kernel with a scale on the host backend
   const ElementwiseKernel dequantize("T q, float32 scale", "float32 y", "y = q * scale", "float8_dequantize");
   for (DType dtype : kFormats) {
     for (std::int64_t n : {1, 1001, 1 << 18}) {
-      CAPTURE(to_string(dtype));
+      const std::string dtype_name = to_string(dtype);
+      CAPTURE(dtype_name);
       CAPTURE(n);
       std::mt19937 rng(static_cast<unsigned>(n));
       std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -332,7 +336,8 @@ TEST_CASE("float8: arithmetic, comparisons, conversions between storage floats a
   std::vector<std::uint16_t> halves(256, float_to_half(1.5f)), bhalves(256, float_to_bfloat16(-2.75f));
   for (DType dtype : kFormats) {
     const DType other = dtype == DType::float8_e5m2 ? DType::float8_e4m3fn : DType::float8_e5m2;
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     const DeviceArray c = DeviceArray::empty(device, dtype, {256}), d = DeviceArray::empty(device, other, {256}),
                       e = DeviceArray::empty(device, DType::float32, {256});
     mix({DeviceArray::from_host(device, dtype, {256}, a_codes.data()), DeviceArray::from_host(device, dtype, {256}, b_codes.data()),
@@ -379,7 +384,8 @@ TEST_CASE("bfloat16: y = x * a + b computes as float16 does (in float, rounded o
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
   const std::int64_t n = 1003;
   for (DType dtype : {DType::float16, DType::bfloat16}) {
-    CAPTURE(to_string(dtype));
+    const std::string dtype_name = to_string(dtype);
+    CAPTURE(dtype_name);
     auto to = [dtype](float v) { return dtype == DType::float16 ? float_to_half(v) : float_to_bfloat16(v); };
     auto from = [dtype](std::uint16_t v) { return dtype == DType::float16 ? half_to_float(v) : bfloat16_to_float(v); };
     std::vector<std::uint16_t> x(static_cast<std::size_t>(n));
