@@ -39,6 +39,7 @@ namespace kernc {
 
 KERNC_DEVICE unsigned int float_bits(float f) { return __float_as_uint(f); }
 KERNC_DEVICE float bits_float(unsigned int u) { return __uint_as_float(u); }
+KERNC_DEVICE unsigned long long double_bits(double d) { return static_cast<unsigned long long>(__double_as_longlong(d)); }
 
 // Round-to-nearest-even float → binary16, and back.
 KERNC_DEVICE unsigned short float_to_half_bits(float f) {

@@ -20,6 +20,8 @@ enum class DType {
   uint16,
   uint32,
   uint64,
+  float8_e4m3fn,  ///< 8-bit float, 4 exponent bits, 3 mantissa bits, no infinities (OCP FP8 E4M3, ml_dtypes' name)
+  float8_e5m2,    ///< 8-bit float, 5 exponent bits, 2 mantissa bits, IEEE-like (OCP FP8 E5M2)
   float16,
   bfloat16,
   float32,

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Scalar: a host value with the C type it came from, converted to its parameter's dtype
-/// at launch; host float16/bfloat16 conversions.
+/// at launch; host float16/bfloat16/float8 conversions.
 
 #include <complex>
 #include <cstdint>
@@ -37,7 +37,8 @@ struct KERNC_API Scalar {
   Scalar(double v) : dtype(DType::float64), real(v) {}
   Scalar(std::complex<float> v) : dtype(DType::complex64), real(v.real()), imag(v.imag()) {}
   Scalar(std::complex<double> v) : dtype(DType::complex128), real(v.real()), imag(v.imag()) {}
-  /// A scalar of a dtype with no C++ type of its own (float16, bfloat16), from a double.
+  /// A scalar of a dtype with no C++ type of its own (float16, bfloat16, float8_e4m3fn,
+  /// float8_e5m2), from a double: it holds that dtype's value nearest `value`.
   static Scalar of(DType dtype, double value);
 
   /// The value of `dtype` whose bytes (itemsize(dtype) of them, little-endian, as
@@ -58,5 +59,18 @@ KERNC_API std::uint16_t float_to_half(float value) noexcept;
 KERNC_API float half_to_float(std::uint16_t bits) noexcept;
 KERNC_API std::uint16_t float_to_bfloat16(float value) noexcept;
 KERNC_API float bfloat16_to_float(std::uint16_t bits) noexcept;
+
+/// Host-side 8-bit float conversions, as the device's kernc::float8_e4m3fn / float8_e5m2
+/// convert (NOTE [ float8 conversions ], templates/float8.cuh; cuda_fp8.h's rules): to
+/// nearest even, a finite value past the largest (448, 57344) and infinity saturate to it
+/// (__NV_SATFINITE), a float NaN becomes 0x7f, a double NaN keeps its sign (and, E5M2, its
+/// top two payload bits, quiet). float8 to float is exact; a NaN code gives the float NaN
+/// 0x7fffffff.
+KERNC_API std::uint8_t float_to_float8_e4m3fn(float value) noexcept;
+KERNC_API std::uint8_t float_to_float8_e5m2(float value) noexcept;
+KERNC_API std::uint8_t double_to_float8_e4m3fn(double value) noexcept;
+KERNC_API std::uint8_t double_to_float8_e5m2(double value) noexcept;
+KERNC_API float float8_e4m3fn_to_float(std::uint8_t bits) noexcept;
+KERNC_API float float8_e5m2_to_float(std::uint8_t bits) noexcept;
 
 }  // namespace kernc

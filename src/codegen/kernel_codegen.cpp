@@ -44,14 +44,16 @@ std::string variant_text(const CallTypes& types, const ResolvedTypes& resolved, 
   return fmt::format("{} {}", format_call_signature(dsl::resolved_call_types(types, resolved)), layout.str());
 }
 
-// The optional device headers a program needs: float16.cuh for half types, complex.cuh
-// for complex ones, each also when the user's own code names them. Leaving them out
+// The optional device headers a program needs: float16.cuh for half types, float8.cuh
+// (after float16.cuh, whose traits it uses) for the float8 types, complex.cuh for complex
+// ones, each also when the user's own code names them. Leaving them out
 // keeps a plain float kernel's compile close to a raw NVRTC compile.
 std::string type_headers(const ResolvedTypes& resolved, const std::vector<const std::string*>& texts,
                          bool native_half_arithmetic) {
-  bool half = false, complex = false;
+  bool half = false, float8 = false, complex = false;
   auto note = [&](DType d) {
     half = half || d == DType::float16 || d == DType::bfloat16;
+    float8 = float8 || d == DType::float8_e4m3fn || d == DType::float8_e5m2;
     complex = complex || is_complex(d);
   };
   for (DType d : resolved.inputs) note(d);
@@ -59,13 +61,15 @@ std::string type_headers(const ResolvedTypes& resolved, const std::vector<const 
   for (const auto& [letter, d] : resolved.placeholders) note(d);
   for (const std::string* text : texts) {
     half = half || text->find("float16") != std::string::npos;
+    float8 = float8 || text->find("float8_e") != std::string::npos;
     complex = complex || text->find("complex") != std::string::npos || text->find("kernc::") != std::string::npos;
   }
   std::string out;
   // NOTE [ half arithmetic is float arithmetic ] (templates/float16.cuh): the opt-in is a
   // macro of the source, so it is part of the program and of its key.
-  if ((half || complex) && native_half_arithmetic) out += "#define KERNC_NATIVE_HALF_ARITHMETIC 1\n";
-  if (half || complex) out += "#include \"kernc/float16.cuh\"\n";
+  if ((half || float8 || complex) && native_half_arithmetic) out += "#define KERNC_NATIVE_HALF_ARITHMETIC 1\n";
+  if (half || float8 || complex) out += "#include \"kernc/float16.cuh\"\n";
+  if (float8) out += "#include \"kernc/float8.cuh\"\n";
   if (complex) out += "#include \"kernc/complex.cuh\"\n";
   return out;
 }
@@ -83,7 +87,7 @@ Program make_program(const std::string& name, std::string source, const CompileO
 
 std::map<std::string, std::string> device_headers() {
   std::map<std::string, std::string> headers;
-  for (const char* name : {"prelude.cuh", "float16.cuh", "complex.cuh", "array.cuh"}) {
+  for (const char* name : {"prelude.cuh", "float16.cuh", "float8.cuh", "complex.cuh", "array.cuh"}) {
     headers[std::string("kernc/") + name] = std::string(template_file(name));
   }
   return headers;

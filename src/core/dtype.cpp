@@ -22,6 +22,8 @@ constexpr DTypeInfo kInfo[] = {
     {DType::uint16, "uint16", 2, "unsigned short"},
     {DType::uint32, "uint32", 4, "unsigned int"},
     {DType::uint64, "uint64", 8, "unsigned long long"},
+    {DType::float8_e4m3fn, "float8_e4m3fn", 1, "kernc::float8_e4m3fn"},
+    {DType::float8_e5m2, "float8_e5m2", 1, "kernc::float8_e5m2"},
     {DType::float16, "float16", 2, "kernc::float16"},
     {DType::bfloat16, "bfloat16", 2, "kernc::bfloat16"},
     {DType::float32, "float32", 4, "float"},
@@ -30,9 +32,11 @@ constexpr DTypeInfo kInfo[] = {
     {DType::complex128, "complex128", 16, "kernc::complex<double>"},
 };
 
-constexpr DType kAll[] = {DType::bool_,   DType::int8,     DType::int16,   DType::int32,     DType::int64,
-                          DType::uint8,   DType::uint16,   DType::uint32,  DType::uint64,    DType::float16,
-                          DType::bfloat16, DType::float32, DType::float64, DType::complex64, DType::complex128};
+constexpr DType kAll[] = {DType::bool_,         DType::int8,        DType::int16,    DType::int32,
+                          DType::int64,         DType::uint8,       DType::uint16,   DType::uint32,
+                          DType::uint64,        DType::float8_e4m3fn, DType::float8_e5m2, DType::float16,
+                          DType::bfloat16,      DType::float32,     DType::float64,  DType::complex64,
+                          DType::complex128};
 
 // NumPy's aliases on a 64-bit Linux (int and long are int64, intc is int32).
 const std::pair<std::string_view, DType> kAliases[] = {
@@ -75,7 +79,7 @@ const DType* all_dtypes(std::size_t* count) noexcept {
 
 bool is_integer(DType d) noexcept { return d >= DType::int8 && d <= DType::uint64; }
 bool is_unsigned(DType d) noexcept { return d >= DType::uint8 && d <= DType::uint64; }
-bool is_floating(DType d) noexcept { return d >= DType::float16 && d <= DType::float64; }
+bool is_floating(DType d) noexcept { return d >= DType::float8_e4m3fn && d <= DType::float64; }
 bool is_complex(DType d) noexcept { return d == DType::complex64 || d == DType::complex128; }
 
 }  // namespace kernc

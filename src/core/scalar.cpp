@@ -67,13 +67,16 @@ float bfloat16_to_float(std::uint16_t bits) noexcept {
 
 Scalar Scalar::of(DType dtype, double value) {
   if (is_integer(dtype) || dtype == DType::bool_) {
-    throw Error(ErrorCode::invalid_argument, "Scalar::of is for float16 and bfloat16; use the C++ integer types");
+    throw Error(ErrorCode::invalid_argument,
+                "Scalar::of is for float16, bfloat16 and the float8 types; use the C++ integer types");
   }
   Scalar s(value);
   s.dtype = dtype;
   // A half-precision scalar holds a half-precision value, whatever it is converted to later.
   if (dtype == DType::float16) s.real = half_to_float(float_to_half(static_cast<float>(value)));
   if (dtype == DType::bfloat16) s.real = bfloat16_to_float(float_to_bfloat16(static_cast<float>(value)));
+  if (dtype == DType::float8_e4m3fn) s.real = float8_e4m3fn_to_float(double_to_float8_e4m3fn(value));
+  if (dtype == DType::float8_e5m2) s.real = float8_e5m2_to_float(double_to_float8_e5m2(value));
   return s;
 }
 
@@ -111,6 +114,8 @@ Scalar Scalar::from_bytes(DType dtype, const void* bytes) {
     case DType::uint16: return Scalar(get(static_cast<unsigned short>(0)));
     case DType::uint32: return Scalar(get(0u));
     case DType::uint64: return Scalar(get(0ULL));
+    case DType::float8_e4m3fn: return Scalar::of(dtype, float8_e4m3fn_to_float(get(std::uint8_t{0})));
+    case DType::float8_e5m2: return Scalar::of(dtype, float8_e5m2_to_float(get(std::uint8_t{0})));
     case DType::float16: return Scalar::of(dtype, half_to_float(get(std::uint16_t{0})));
     case DType::bfloat16: return Scalar::of(dtype, bfloat16_to_float(get(std::uint16_t{0})));
     case DType::float32: return Scalar(get(0.0f));
@@ -140,6 +145,7 @@ bool Scalar::fits(DType target) const noexcept {
 
 void Scalar::convert_to(DType target, unsigned char* out) const {
   const bool from_integer = is_integer(dtype) || dtype == DType::bool_;
+  const bool from_float = is_floating(dtype) && dtype != DType::float64;
   // Integers convert by their bits (two's complement wrap-around, as C does on every
   // compiler kernc supports); floating values truncate and saturate.
   auto integer = [&](auto type_tag) {
@@ -159,6 +165,16 @@ void Scalar::convert_to(DType target, unsigned char* out) const {
     case DType::uint16: integer(std::uint16_t{}); break;
     case DType::uint32: integer(std::uint32_t{}); break;
     case DType::uint64: integer(std::uint64_t{}); break;
+    // A float8 value from a float (or a narrower float) converts as cuda_fp8.h converts a
+    // float, anything else as it converts a double (the two differ only for NaN).
+    case DType::float8_e4m3fn:
+      store<std::uint8_t>(out, from_float ? float_to_float8_e4m3fn(static_cast<float>(value))
+                                          : double_to_float8_e4m3fn(static_cast<double>(value)));
+      break;
+    case DType::float8_e5m2:
+      store<std::uint8_t>(out, from_float ? float_to_float8_e5m2(static_cast<float>(value))
+                                          : double_to_float8_e5m2(static_cast<double>(value)));
+      break;
     case DType::float16: store<std::uint16_t>(out, float_to_half(static_cast<float>(value))); break;
     case DType::bfloat16: store<std::uint16_t>(out, float_to_bfloat16(static_cast<float>(value))); break;
     case DType::float32: store<float>(out, static_cast<float>(value)); break;

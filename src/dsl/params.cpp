@@ -97,9 +97,10 @@ Param parse_one(std::string_view text, std::string_view which, bool output) {
   } else if (type.size() == 1 && std::isalpha(static_cast<unsigned char>(type[0]))) {
     param.placeholder = std::string(type);
   } else {
-    throw bad(fmt::format("{}: \"{}\": unknown type \"{}\"; expected a dtype (bool, int8 ... uint64, float16, "
-                          "bfloat16, float32, float64, complex64, complex128, or a NumPy alias such as float or "
-                          "int) or a one-letter type placeholder such as T",
+    throw bad(fmt::format("{}: \"{}\": unknown type \"{}\"; expected a dtype (bool, int8 ... uint64, "
+                          "float8_e4m3fn, float8_e5m2, float16, bfloat16, float32, float64, complex64, "
+                          "complex128, or a NumPy alias such as float or int) or a one-letter type placeholder "
+                          "such as T",
                           which, text, type));
   }
   param.name = std::string(words[1]);

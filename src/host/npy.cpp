@@ -30,14 +30,18 @@ struct TypeCode {
   DType dtype;
   char kind;
   int size;
+  bool ml_dtypes;  // one of ml_dtypes' types: its byte order is '=', written '<' at any size
 };
 
-// NumPy's kind letter and item size for every kernc dtype NumPy has.
+// NumPy's kind letter and item size for every kernc dtype NumPy has, and what np.save
+// writes for ml_dtypes' (NOTE [ npy dtypes ]).
 constexpr TypeCode kTypeCodes[] = {
-    {DType::bool_, 'b', 1},     {DType::int8, 'i', 1},      {DType::uint8, 'u', 1},    {DType::int16, 'i', 2},
-    {DType::uint16, 'u', 2},    {DType::int32, 'i', 4},     {DType::uint32, 'u', 4},   {DType::int64, 'i', 8},
-    {DType::uint64, 'u', 8},    {DType::float16, 'f', 2},   {DType::float32, 'f', 4},  {DType::float64, 'f', 8},
-    {DType::complex64, 'c', 8}, {DType::complex128, 'c', 16},
+    {DType::bool_, 'b', 1, false},       {DType::int8, 'i', 1, false},        {DType::uint8, 'u', 1, false},
+    {DType::int16, 'i', 2, false},       {DType::uint16, 'u', 2, false},      {DType::int32, 'i', 4, false},
+    {DType::uint32, 'u', 4, false},      {DType::int64, 'i', 8, false},       {DType::uint64, 'u', 8, false},
+    {DType::float16, 'f', 2, false},     {DType::float32, 'f', 4, false},     {DType::float64, 'f', 8, false},
+    {DType::complex64, 'c', 8, false},   {DType::complex128, 'c', 16, false}, {DType::float8_e5m2, 'f', 1, true},
+    {DType::float8_e4m3fn, 'V', 1, true}, {DType::bfloat16, 'V', 2, true},
 };
 
 Error malformed(const std::string& name, const std::string& what) {
@@ -178,7 +182,26 @@ struct Descr {
   bool big_endian;
 };
 
-Descr parse_descr(const std::string& descr, const std::string& name) {
+// The dtype of raw bytes ('V'): ml_dtypes' '<V2' is bfloat16 (its only 2-byte type of
+// kind V); a 1-byte one (ml_dtypes' float8_e4m3fn, and its int4, float8_e4m3fnuz, ...) or
+// NumPy's own '|V' is what the caller says, if it is a kernc dtype of that size.
+DType raw_bytes_dtype(const std::string& descr, char order, int size, std::optional<DType> hint, const std::string& name) {
+  if (hint) {
+    if (static_cast<int>(itemsize(*hint)) != size || is_integer(*hint) || *hint == DType::bool_) {
+      throw malformed(name, fmt::format("descr '{}' is {}-byte raw bytes, which cannot hold {} (a raw-bytes dtype is "
+                                        "bfloat16, float8_e4m3fn or float8_e5m2)",
+                                        descr, size, to_string(*hint)));
+    }
+    return *hint;
+  }
+  if (size == 2 && order != '|') return DType::bfloat16;
+  throw malformed(name, fmt::format("descr '{}' is raw bytes (NumPy's 'void'): ml_dtypes saves float8_e4m3fn (and "
+                                    "its other 1-byte types) as '<V1' without naming the type; say which dtype the "
+                                    "bytes are (read_npy's void_dtype; kernc run: FILE.npy:float8_e4m3fn)",
+                                    descr));
+}
+
+Descr parse_descr(const std::string& descr, const std::string& name, std::optional<DType> hint) {
   std::string_view text = descr;
   char order = '|';
   if (!text.empty() && std::string_view("<>|=").find(text[0]) != std::string_view::npos) {
@@ -190,10 +213,13 @@ Descr parse_descr(const std::string& descr, const std::string& name) {
   std::string_view digits = text.substr(1);
   switch (kind) {
     case 'O': throw malformed(name, "object arrays (descr 'O') hold Python objects, not numbers; kernc cannot read them");
-    case 'V':
-      throw malformed(name, fmt::format("descr '{}' is raw bytes (NumPy's 'void'; ml_dtypes saves bfloat16 this way): "
-                                        "kernc reads only numeric dtypes; save as float32 instead",
-                                        descr));
+    case 'V': {
+      const std::string_view size_text = text.substr(1);
+      if (size_text != "1" && size_text != "2") {
+        throw malformed(name, fmt::format("descr '{}' is raw bytes (NumPy's 'void') of a size no kernc dtype has", descr));
+      }
+      return {raw_bytes_dtype(descr, order, size_text == "1" ? 1 : 2, hint, name), order == '>'};
+    }
     case 'U':
     case 'S':
     case 'a': throw malformed(name, fmt::format("descr '{}' is a string dtype; kernc reads only numeric dtypes", descr));
@@ -210,7 +236,12 @@ Descr parse_descr(const std::string& descr, const std::string& name) {
   }
   for (char c : digits) size = size * 10 + (c - '0');
   for (const auto& code : kTypeCodes) {
-    if (code.kind == kind && code.size == size) return {code.dtype, order == '>'};
+    if (code.kind == kind && code.size == size) {
+      if (hint && *hint != code.dtype) {
+        throw malformed(name, fmt::format("descr '{}' is {}, not {}", descr, to_string(code.dtype), to_string(*hint)));
+      }
+      return {code.dtype, order == '>'};
+    }
   }
   if ((kind == 'f' && size >= 10) || (kind == 'c' && size >= 20)) {
     throw malformed(name, fmt::format("descr '{}' ({} bytes per element, NumPy's long double) has no kernc dtype",
@@ -287,15 +318,12 @@ std::int64_t NpyArray::size() const noexcept { return kernc::element_count(shape
 
 std::string npy_descr(DType dtype) {
   for (const auto& code : kTypeCodes) {
-    if (code.dtype == dtype) return fmt::format("{}{}{}", code.size == 1 ? '|' : '<', code.kind, code.size);
+    if (code.dtype == dtype) return fmt::format("{}{}{}", code.size == 1 && !code.ml_dtypes ? '|' : '<', code.kind, code.size);
   }
-  throw Error(ErrorCode::invalid_argument,
-              fmt::format("{} has no NumPy type code, so it cannot be stored in a .npy file; convert it to float32 "
-                          "first (see NOTE [ npy dtypes ] in kernc/npy.hpp)",
-                          to_string(dtype)));
+  throw Error(ErrorCode::invalid_argument, fmt::format("{} has no .npy type code", to_string(dtype)));
 }
 
-NpyArray decode_npy(std::string_view bytes, const std::string& name, NpyOrder order) {
+NpyArray decode_npy(std::string_view bytes, const std::string& name, NpyOrder order, std::optional<DType> void_dtype) {
   if (bytes.size() < kMagic.size() || bytes.substr(0, kMagic.size()) != kMagic) {
     throw malformed(name, "it does not start with the magic \\x93NUMPY");
   }
@@ -316,7 +344,7 @@ NpyArray decode_npy(std::string_view bytes, const std::string& name, NpyOrder or
   std::string_view text = bytes.substr(header_start, header_length);
   if (text.empty() || text.back() != '\n') throw malformed(name, "the header does not end with a newline");
   Header header = HeaderParser(text, name).parse();
-  Descr descr = parse_descr(header.descr, name);
+  Descr descr = parse_descr(header.descr, name, void_dtype);
 
   NpyArray array;
   array.dtype = descr.dtype;
@@ -338,7 +366,9 @@ NpyArray decode_npy(std::string_view bytes, const std::string& name, NpyOrder or
   return array;
 }
 
-NpyArray read_npy(const std::string& path, NpyOrder order) { return decode_npy(platform::read_file(path), path, order); }
+NpyArray read_npy(const std::string& path, NpyOrder order, std::optional<DType> void_dtype) {
+  return decode_npy(platform::read_file(path), path, order, void_dtype);
+}
 
 std::string encode_npy(DType dtype, const std::vector<std::int64_t>& shape, const void* data) {
   const std::string descr = npy_descr(dtype);

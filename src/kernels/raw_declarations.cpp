@@ -91,6 +91,8 @@ std::optional<DType> scalar_type(const std::string& type) {
       {"uint64_t", DType::uint64},      {"size_t", DType::uint64},       {"float", DType::float32},
       {"double", DType::float64},       {"__half", DType::float16},      {"half", DType::float16},
       {"__nv_bfloat16", DType::bfloat16}, {"long int", DType::int64},    {"long long int", DType::int64},
+      // cuda_fp8.h's types: a scalar converts to them as to the float8 dtypes (the same bits).
+      {"__nv_fp8_e4m3", DType::float8_e4m3fn}, {"__nv_fp8_e5m2", DType::float8_e5m2},
       // <cuComplex.h>'s types (float2 and double2): a scalar converts to them as to complex64/128.
       {"cuFloatComplex", DType::complex64}, {"cuComplex", DType::complex64}, {"cuDoubleComplex", DType::complex128},
   };

@@ -8,6 +8,17 @@
 
 #ifdef KERNC_WITH_DLPACK
 #include <dlpack/dlpack.h>
+// DLPack 1.x numbers its versions by major and minor; 0.x by DLPACK_VERSION (60 is 0.6).
+#if defined(DLPACK_MAJOR_VERSION) && (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 1))
+#define KERNC_DLPACK_HAS_FLOAT8 1
+#else
+#define KERNC_DLPACK_HAS_FLOAT8 0
+#endif
+#if defined(DLPACK_MAJOR_VERSION)
+#define KERNC_DLPACK_VERSION_TEXT fmt::format("{}.{}", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+#else
+#define KERNC_DLPACK_VERSION_TEXT fmt::format("{}.{}", DLPACK_VERSION / 100, DLPACK_VERSION / 10 % 10)
+#endif
 #endif
 
 namespace kernc {
@@ -29,7 +40,24 @@ constexpr DLTypeMap kTypes[] = {
     {DType::uint32, kDLUInt, 32},    {DType::uint64, kDLUInt, 64},   {DType::float16, kDLFloat, 16},
     {DType::bfloat16, kDLBfloat, 16}, {DType::float32, kDLFloat, 32}, {DType::float64, kDLFloat, 64},
     {DType::complex64, kDLComplex, 64}, {DType::complex128, kDLComplex, 128},
+#if KERNC_DLPACK_HAS_FLOAT8
+    {DType::float8_e4m3fn, kDLFloat8_e4m3fn, 8}, {DType::float8_e5m2, kDLFloat8_e5m2, 8},
+#endif
 };
+
+// NOTE [ float8 over DLPack ]
+// DLPack has float8 type codes from 1.1 (kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12);
+// Debian 12's dlpack.h is 0.6, which has none. Built against such a header, kernc refuses
+// to export a float8 array and to import a tensor with those codes, saying so, rather than
+// send or read codes its header does not define.
+#if !KERNC_DLPACK_HAS_FLOAT8
+std::string no_float8_code(const char* what) {
+  return fmt::format("{}: this build's dlpack.h (DLPack {}) has no float8 type codes (kDLFloat8_e4m3fn and "
+                     "kDLFloat8_e5m2 came in DLPack 1.1); pass the bytes as a uint8 tensor and view them as "
+                     "float8 (ArrayRef with dtype float8_e4m3fn or float8_e5m2)",
+                     what, KERNC_DLPACK_VERSION_TEXT);
+}
+#endif
 
 // What a DLManagedTensor exported by kernc carries besides the tensor itself.
 struct Exported {
@@ -44,6 +72,12 @@ DLManagedTensor* DeviceArray::to_dlpack() const {
   if (view_.dtype == DType::bool_) {
     throw Error(ErrorCode::invalid_argument, "DLPack 0.6 has no boolean type: convert the array to uint8 first");
   }
+#if !KERNC_DLPACK_HAS_FLOAT8
+  if (view_.dtype == DType::float8_e4m3fn || view_.dtype == DType::float8_e5m2) {
+    throw Error(ErrorCode::invalid_argument,
+                no_float8_code(fmt::format("to_dlpack of a {} array", to_string(view_.dtype)).c_str()));
+  }
+#endif
   auto exported = std::make_unique<Exported>();
   exported->array = *this;
   exported->shape = view_.shape;
@@ -93,6 +127,15 @@ DeviceArray DeviceArray::from_dlpack(DLManagedTensor* tensor) {
   for (const auto& entry : kTypes) {
     if (entry.dtype != DType::bool_ && entry.code == t.dtype.code && entry.bits == t.dtype.bits) dtype = entry.dtype;
   }
+  // DLPack 1.1's kDLFloat8_e4m3fn (10) and kDLFloat8_e5m2 (12), by number: NOTE [ float8 over DLPack ].
+#if !KERNC_DLPACK_HAS_FLOAT8
+  if (!dtype && (t.dtype.code == 10 || t.dtype.code == 12) && t.dtype.bits == 8) {
+    throw Error(ErrorCode::invalid_argument,
+                no_float8_code(fmt::format("from_dlpack of a tensor with type code {} ({})", static_cast<int>(t.dtype.code),
+                                           t.dtype.code == 10 ? "kDLFloat8_e4m3fn" : "kDLFloat8_e5m2")
+                                   .c_str()));
+  }
+#endif
   if (!dtype) {
     throw Error(ErrorCode::invalid_argument, fmt::format("from_dlpack: no kernc dtype for DLPack type code {} with {} bits",
                                                          static_cast<int>(t.dtype.code), static_cast<int>(t.dtype.bits)));

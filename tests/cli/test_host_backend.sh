@@ -245,4 +245,67 @@ expect_exit 2 kernc compile k.cu --target cpu-x86-64-v9
 expect_exit 2 kernc cache check "$SPEC" --target compute_90
 expect_contains "$ERR" "cpu-x86-64-vN"
 
+TEST "float8: a quantize kernel writes ml_dtypes' .npy, which a dequantize kernel reads back by name"
+cat >f8.json <<'JSON'
+{"kernels": [
+  {"kind": "elementwise", "name": "quantize", "in_params": "float32 x, float32 inv_scale", "out_params": "T q",
+   "operation": "q = x * inv_scale"},
+  {"kind": "elementwise", "name": "dequantize", "in_params": "T q, float32 scale", "out_params": "float32 y",
+   "operation": "y = q * scale"}
+]}
+JSON
+np_check 'np.save("x.npy", np.array([0.0, -0.0, 1.0, -2.5, 0.1, 1e-4, 14.0, 14.5, 100.0, -1e9, np.inf, np.nan], np.float32))'
+for dtype in float8_e4m3fn float8_e5m2; do
+  expect_exit 0 kernc run f8.json --kernel quantize --in x=x.npy --in inv_scale=32:float32 --bind "T=$dtype" \
+    --device cpu --out q=q.npy --print
+  [[ $dtype == float8_e4m3fn ]] && descr='<V1' || descr='<f1'
+  expect_contains "$OUT" "written to q.npy (as ml_dtypes saves $dtype: '$descr')"
+  # The reference from the format's definition (not kernc's code): decode every code, take
+  # the nearest finite value (ties to the even code), saturate past the largest, float NaN -> 0x7f.
+  np_check '
+import struct
+name = sys.argv[1]
+e, m, bias = (4, 3, 7) if name.endswith("e4m3fn") else (5, 2, 15)
+def value(c):
+    ex, ma = (c >> m) & ((1 << e) - 1), c & ((1 << m) - 1)
+    if name.endswith("e5m2") and ex == 31: return None
+    if name.endswith("e4m3fn") and ex == 15 and ma == 7: return None
+    v = (ma / 2**m) * 2.0**(1 - bias) if ex == 0 else (1 + ma / 2**m) * 2.0**(ex - bias)
+    return -v if c & 0x80 else v
+finite = [(c, value(c)) for c in range(128) if value(c) is not None]
+def encode(x):
+    if np.isnan(x): return 0x7f
+    s = 0x80 if np.signbit(x) else 0
+    if np.isinf(x): return s | max(c for c, v in finite)
+    best = min(finite, key=lambda cv: (abs(cv[1] - abs(x)), cv[0] & 1))
+    return s | best[0]
+raw = open("q.npy", "rb").read()
+hl = raw[8] | raw[9] << 8
+header = raw[10:10 + hl].decode()
+assert header.startswith("{\x27descr\x27: \x27%s\x27, \x27fortran_order\x27: False, \x27shape\x27: (12,), }" % sys.argv[2]), header
+got = list(raw[10 + hl:])
+x = np.load("x.npy").astype(np.float64) * 32
+want = [encode(v) for v in x]
+assert got == want, (got, want)' "$dtype" "$descr"
+  expect_exit 0 kernc run f8.json --kernel dequantize --in "q=q.npy:$dtype" --in scale=0.03125:float32 \
+    --device cpu --out y=y.npy
+  expect_contains "$OUT" "q.npy:$dtype"
+  np_check '
+x, y = np.load("x.npy"), np.load("y.npy")
+assert y.dtype == np.float32 and y.shape == (12,)
+lim = 448 / 32 if sys.argv[1].endswith("e4m3fn") else 57344 / 32
+assert y[0] == 0 and np.signbit(y[1]) and y[2] == 1 and y[3] == -2.5 and y[9] == -lim and y[10] == lim
+assert y[8] == (lim if sys.argv[1].endswith("e4m3fn") else 96)  # 3200 is 3072 in e5m2
+assert np.isnan(y[11]) and abs(y[4] - 0.1) < 0.1 / 8' "$dtype"
+done
+# ml_dtypes writes every 1-byte type as '<V1': without a name, kernc says how to give one.
+expect_exit 0 kernc run f8.json --kernel quantize --in x=x.npy --in inv_scale=1:float32 --bind T=float8_e4m3fn \
+  --device cpu --out q=q4.npy
+expect_exit 2 kernc run f8.json --kernel dequantize --in q=q4.npy --in scale=1:float32 --device cpu
+expect_contains "$ERR" "'<V1'"
+expect_contains "$ERR" "FILE.npy:float8_e4m3fn"
+# A float8 scalar prints as its float8 value.
+expect_exit 0 kernc run f8.json --kernel dequantize --in q=zeros:3:float8_e5m2 --in scale=0.3:float8_e5m2 --device cpu
+expect_contains "$OUT" "0.3125 (float8_e5m2 scalar)"
+
 finish

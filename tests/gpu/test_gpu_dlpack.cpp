@@ -228,6 +228,35 @@ TEST_CASE("DeviceArray::from_dlpack rejects other devices' tensors and vector dt
   KERNC_CHECK_ERROR(ErrorCode::invalid_argument, "null tensor", DeviceArray::from_dlpack(nullptr));
 }
 
+TEST_CASE("DLPack: float8 arrays and kDLFloat8 tensors need DLPack 1.1's codes, which a DLPack 0.6 build refuses") {
+  KERNC_GPU_RANDOM(random, "dlpack float8");
+  // NOTE [ float8 over DLPack ] (src/runtime/dlpack.cpp): DLPack 1.1 numbers kDLFloat8_e4m3fn
+  // 10 and kDLFloat8_e5m2 12.
+#if defined(DLPACK_MAJOR_VERSION) && (DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 1))
+  const std::vector<std::uint8_t> codes = {0x38, 0xb8, 0x7e, 0x01};
+  const DeviceArray a = upload(DType::float8_e4m3fn, {4}, codes);
+  DLManagedTensor* exported = a.to_dlpack();
+  CHECK(exported->dl_tensor.dtype.code == kDLFloat8_e4m3fn);
+  CHECK(exported->dl_tensor.dtype.bits == 8);
+  const DeviceArray back = DeviceArray::from_dlpack(exported);
+  CHECK(back.dtype() == DType::float8_e4m3fn);
+  CHECK(download<std::uint8_t>(back) == codes);
+#else
+  for (DType dtype : {DType::float8_e4m3fn, DType::float8_e5m2}) {
+    const DeviceArray a = DeviceArray::empty(device(), dtype, {4});
+    KERNC_CHECK_ERROR(ErrorCode::invalid_argument, "no float8 type codes", a.to_dlpack());
+  }
+  for (std::uint8_t code : {10, 12}) {
+    int deleted = 0;
+    HandMade* made = hand_made(&deleted);
+    made->tensor.dl_tensor.dtype = {code, 8, 1};
+    KERNC_CHECK_ERROR(ErrorCode::invalid_argument, code == 10 ? "kDLFloat8_e4m3fn" : "kDLFloat8_e5m2",
+                      DeviceArray::from_dlpack(&made->tensor));
+    CHECK(deleted == 1);
+  }
+#endif
+}
+
 }  // namespace kernc::gpu_test
 
 #else  // KERNC_WITH_DLPACK

@@ -274,6 +274,8 @@ std::vector<ScalarCase> scalar_cases() {
        static_cast<float>(18'000'000'000'000'000'123ull), kRefused},
       {"float16 -2.5", Scalar::of(DType::float16, -2.5), true, -2.5f, -2},
       {"bfloat16 300", Scalar::of(DType::bfloat16, 300.0), true, 300.0f, 127},
+      {"float8_e4m3fn -13", Scalar::of(DType::float8_e4m3fn, -13.0), true, -13.0f, -13},
+      {"float8_e5m2 1e6 (saturated to 57344)", Scalar::of(DType::float8_e5m2, 1e6), true, 57344.0f, 127},
       {"float32 -1e10", Scalar(-1e10f), true, -1e10f, -128},
       {"float64 200.9", Scalar(200.9), true, static_cast<float>(200.9), 127},
       {"float64 -7.9", Scalar(-7.9), true, static_cast<float>(-7.9), -7},

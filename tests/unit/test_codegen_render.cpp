@@ -122,8 +122,8 @@ TEST_CASE("codegen::embedded_templates are the files of templates/, byte for byt
   }
   SUBCASE("device_headers hands the .cuh files to the compiler as kernc/<name>") {
     auto headers = kernc::codegen::device_headers();
-    CHECK(headers.size() == 4);
-    for (const char* name : {"prelude.cuh", "float16.cuh", "complex.cuh", "array.cuh"}) {
+    CHECK(headers.size() == 5);
+    for (const char* name : {"prelude.cuh", "float16.cuh", "float8.cuh", "complex.cuh", "array.cuh"}) {
       CAPTURE(std::string(name));
       REQUIRE(headers.count(std::string("kernc/") + name) == 1);
       CHECK(headers.at(std::string("kernc/") + name) == kernc::codegen::template_file(name));

@@ -277,6 +277,8 @@ TEST_CASE("dtype::parse_dtype knows every canonical name, and to_string gives it
       {"uint16", DType::uint16, 2, "unsigned short"},
       {"uint32", DType::uint32, 4, "unsigned int"},
       {"uint64", DType::uint64, 8, "unsigned long long"},
+      {"float8_e4m3fn", DType::float8_e4m3fn, 1, "kernc::float8_e4m3fn"},
+      {"float8_e5m2", DType::float8_e5m2, 1, "kernc::float8_e5m2"},
       {"float16", DType::float16, 2, "kernc::float16"},
       {"bfloat16", DType::bfloat16, 2, "kernc::bfloat16"},
       {"float32", DType::float32, 4, "float"},

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,6 @@ TEST_CASE("npy::write_npy and read_npy round-trip every dtype and shape") {
   const std::vector<std::vector<std::int64_t>> shapes = {{}, {0}, {5}, {2, 3, 4}};
   for (std::size_t d = 0; d < count; ++d) {
     const DType dtype = dtypes[d];
-    if (dtype == DType::bfloat16) continue;  // see the next test case
     for (const auto& shape : shapes) {
       std::int64_t size = 1;
       for (auto extent : shape) size *= extent;
@@ -101,7 +101,9 @@ TEST_CASE("npy::write_npy and read_npy round-trip every dtype and shape") {
       const std::string data = pattern(dtype, size);
       const std::string path = dir / "a.npy";
       kernc::write_npy(path, dtype, shape, data.data());
-      NpyArray back = kernc::read_npy(path);
+      // float8_e4m3fn is '<V1', raw bytes whose type the reader must name (NOTE [ npy dtypes ]).
+      NpyArray back = kernc::read_npy(path, kernc::NpyOrder::c,
+                                      dtype == DType::float8_e4m3fn ? std::optional<DType>(dtype) : std::nullopt);
       CHECK(back.dtype == dtype);
       CHECK(back.shape == shape);
       CHECK_FALSE(back.fortran_order);
@@ -139,19 +141,66 @@ TEST_CASE("npy::encode_npy writes NumPy's type codes and shape tuples") {
                                                                        "'shape': (1, 1, 1), }"));
 }
 
-TEST_CASE("npy::write_npy refuses bfloat16, which NumPy has no type code for") {
-  TempDir dir;
-  const std::uint16_t data[2] = {0x3f80, 0x4000};
-  try {
-    kernc::write_npy(dir / "b.npy", DType::bfloat16, {2}, data);
-    FAIL("write_npy accepted bfloat16");
-  } catch (const kernc::Error& error) {
-    CHECK(error.code() == kernc::ErrorCode::invalid_argument);
-    CHECK_MESSAGE(contains(error.what(), "bfloat16"), std::string(error.what()));
-    CHECK_MESSAGE(contains(error.what(), "float32"), std::string(error.what()));
-    CHECK_MESSAGE(contains(error.what(), "b.npy"), std::string(error.what()));
+TEST_CASE("npy: bfloat16 and float8 are written and read as ml_dtypes' np.save writes them") {
+  // np.save writes a legacy user dtype's dtype.str (numpy/lib/format.py, dtype_to_descr):
+  // byte order, kind and size. ml_dtypes registers its types with byte order '=' (so '<')
+  // and kind 'V', but float8_e5m2 with kind 'f' (ml_dtypes/_src/floats.cc,
+  // GetCustomFloatDescrProto); NumPy pads the header with spaces to 64 bytes. So an
+  // ml_dtypes array of 4 elements saves with exactly these headers.
+  const std::string e4m3 = "{'descr': '<V1', 'fortran_order': False, 'shape': (4,), }";
+  const std::string e5m2 = "{'descr': '<f1', 'fortran_order': False, 'shape': (4,), }";
+  const std::string bf16 = "{'descr': '<V2', 'fortran_order': False, 'shape': (4,), }";
+  const std::string bytes1 = "\x38\x40\xb8\x7e", bytes2 = std::string("\x80\x3f\x00\x40\x40\xc0\x00\x00", 8);
+  CHECK(kernc::npy_descr(DType::float8_e4m3fn) == "<V1");
+  CHECK(kernc::npy_descr(DType::float8_e5m2) == "<f1");
+  CHECK(kernc::npy_descr(DType::bfloat16) == "<V2");
+  CHECK(kernc::encode_npy(DType::float8_e4m3fn, {4}, bytes1.data()) == handmade(e4m3, bytes1));
+  CHECK(kernc::encode_npy(DType::float8_e5m2, {4}, bytes1.data()) == handmade(e5m2, bytes1));
+  CHECK(kernc::encode_npy(DType::bfloat16, {4}, bytes2.data()) == handmade(bf16, bytes2));
+
+  SUBCASE("'<f1' is float8_e5m2 and '<V2' bfloat16, with no more said") {
+    NpyArray a = kernc::decode_npy(handmade(e5m2, bytes1), "e5m2.npy");
+    CHECK(a.dtype == DType::float8_e5m2);
+    CHECK(a.data == bytes1);
+    NpyArray b = kernc::decode_npy(handmade(bf16, bytes2), "bf16.npy");
+    CHECK(b.dtype == DType::bfloat16);
+    CHECK(b.data == bytes2);
+    // A big-endian host's ml_dtypes writes '>V2': read as little-endian.
+    NpyArray big = kernc::decode_npy(handmade("{'descr': '>V2', 'fortran_order': False, 'shape': (1,), }", "\x3f\x80"), "big.npy");
+    CHECK(big.dtype == DType::bfloat16);
+    CHECK(big.data == "\x80\x3f");
   }
-  CHECK_FALSE(std::ifstream(dir / "b.npy").good());
+  SUBCASE("'<V1' is read as the dtype the caller names, and refused, naming the way out, without one") {
+    NpyArray a = kernc::decode_npy(handmade(e4m3, bytes1), "e4m3.npy", kernc::NpyOrder::c, DType::float8_e4m3fn);
+    CHECK(a.dtype == DType::float8_e4m3fn);
+    CHECK(a.shape == std::vector<std::int64_t>{4});
+    CHECK(a.data == bytes1);
+    CHECK(kernc::decode_npy(handmade(e4m3, bytes1), "x.npy", kernc::NpyOrder::c, DType::float8_e5m2).dtype ==
+          DType::float8_e5m2);
+    check_rejected(handmade(e4m3, bytes1), "'<V1'");
+    check_rejected(handmade(e4m3, bytes1), "float8_e4m3fn");
+    // NumPy's own raw bytes ('|V2', what np.load + np.save make of a '<V2' file) need a name too.
+    check_rejected(handmade("{'descr': '|V2', 'fortran_order': False, 'shape': (4,), }", bytes2), "'|V2'");
+    CHECK(kernc::decode_npy(handmade("{'descr': '|V2', 'fortran_order': False, 'shape': (4,), }", bytes2), "v.npy",
+                            kernc::NpyOrder::c, DType::bfloat16)
+              .dtype == DType::bfloat16);
+  }
+  SUBCASE("a named dtype the file does not hold is refused") {
+    auto refused = [](const std::string& bytes, DType hint, const std::string& reason) {
+      try {
+        kernc::decode_npy(bytes, "bad.npy", kernc::NpyOrder::c, hint);
+        FAIL("accepted");
+      } catch (const kernc::Error& error) {
+        CHECK_MESSAGE(contains(error.what(), reason), std::string(error.what()));
+      }
+    };
+    refused(handmade(e4m3, bytes1), DType::int8, "cannot hold int8");
+    refused(handmade(e4m3, bytes1), DType::bfloat16, "cannot hold bfloat16");
+    refused(handmade(e5m2, bytes1), DType::float8_e4m3fn, "is float8_e5m2, not float8_e4m3fn");
+    refused(handmade("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "\0\0\0\0"), DType::float8_e4m3fn,
+            "is float32, not float8_e4m3fn");
+    check_rejected(handmade("{'descr': '<V3', 'fortran_order': False, 'shape': (1,), }", "abc"), "of a size no kernc dtype has");
+  }
 }
 
 TEST_CASE("npy::read_npy reads files written by NumPy") {
@@ -318,7 +367,8 @@ TEST_CASE("npy::decode_npy rejects malformed files, naming the file") {
     check_rejected(handmade("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", data), "structured");
   }
   SUBCASE("void, string and datetime dtypes") {
-    check_rejected(with_descr("<V2"), "'<V2' is raw bytes");
+    check_rejected(with_descr("|V1"), "'|V1' is raw bytes");
+    check_rejected(with_descr("<V8"), "'<V8' is raw bytes (NumPy's 'void') of a size no kernc dtype has");
     check_rejected(with_descr("<U1"), "string dtype");
     check_rejected(with_descr("<M8[ns]"), "datetime");
   }

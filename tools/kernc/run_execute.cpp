@@ -26,17 +26,12 @@ void report_array(const char* role, const std::string& name, DType dtype, const 
   nlohmann::json row = {{"name", name}, {"dtype", to_string(dtype)}, {"shape", shape}};
   if (!file.empty()) {
     row["file"] = file;
-    if (dtype == DType::bfloat16) {
-      // See NOTE [ npy dtypes ]: NumPy has no bfloat16; float32 holds every value exactly.
-      std::vector<float> widened(static_cast<std::size_t>(count));
-      for (std::size_t k = 0; k < widened.size(); ++k) widened[k] = static_cast<float>(element_at(dtype, data, static_cast<std::int64_t>(k)).re);
-      write_npy(file, DType::float32, shape, widened.data());
-      row["file_dtype"] = "float32";
-      report.line("{:<7} {} = {} written to {} as float32 (NumPy has no bfloat16)\n", role, name, label, file);
-    } else {
-      write_npy(file, dtype, shape, data.data());
-      report.line("{:<7} {} = {} written to {}\n", role, name, label, file);
-    }
+    write_npy(file, dtype, shape, data.data());
+    // NOTE [ npy dtypes ]: these are written as ml_dtypes writes them, which NumPy alone
+    // reads as raw bytes ('<V1', '<V2') or refuses ('<f1'); the line says which.
+    const bool ml_dtypes = dtype == DType::bfloat16 || dtype == DType::float8_e4m3fn || dtype == DType::float8_e5m2;
+    const std::string layout = ml_dtypes ? fmt::format(" (as ml_dtypes saves {}: '{}')", to_string(dtype), npy_descr(dtype)) : "";
+    report.line("{:<7} {} = {} written to {}{}\n", role, name, label, file, layout);
   } else {
     const std::string summary = summarize(dtype, data, count);
     row["summary"] = summary;

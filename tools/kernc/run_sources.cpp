@@ -19,7 +19,10 @@ namespace kernc::cli {
 
 const char* const kSourceSyntax =
     "SOURCE is one of:\n"
-    "  FILE.npy, npy:FILE           a NumPy .npy file (any kernc dtype but bfloat16, C or Fortran order)\n"
+    "  FILE.npy, npy:FILE           a NumPy .npy file (any kernc dtype, C or Fortran order; bfloat16 and\n"
+    "                               float8 as ml_dtypes saves them)\n"
+    "  FILE.npy:DTYPE               the same, saying what raw bytes are: ml_dtypes saves float8_e4m3fn\n"
+    "                               as '<V1' without naming it (x.npy:float8_e4m3fn)\n"
     "  random:SHAPE:DTYPE[:SEED]    uniform in [-1, 1) for floats (both parts of complex), integers in\n"
     "                               [-10, 10] (unsigned [0, 20]), bool 0/1; the seed is printed so that\n"
     "                               the same data can be made again\n"
@@ -151,11 +154,23 @@ SourceValue load_base_source(const std::string& text, std::string& origin) {
     if (kind == "ones") fill = HostFill::ones;
     return make_host_array(fill, dtype, std::move(shape), seed);
   }
-  if (ends_with(text, ".npy") || text.rfind("npy:", 0) == 0) {
-    std::string path = text.rfind("npy:", 0) == 0 ? text.substr(4) : text;
+  // FILE.npy:DTYPE: the dtype of a file of raw bytes (NOTE [ npy dtypes ]).
+  std::optional<DType> void_dtype;
+  std::string npy_text = text;
+  const std::size_t colon = text.rfind(':');
+  if (colon != std::string::npos && ends_with(text.substr(0, colon), ".npy")) {
+    try {
+      void_dtype = parse_dtype_name(text.substr(colon + 1), "the dtype after FILE.npy:");
+    } catch (const Error& error) {
+      throw bad_source(error.what());
+    }
+    npy_text = text.substr(0, colon);
+  }
+  if (ends_with(npy_text, ".npy") || npy_text.rfind("npy:", 0) == 0) {
+    std::string path = npy_text.rfind("npy:", 0) == 0 ? npy_text.substr(4) : npy_text;
     // A Fortran-ordered file stays as stored: its view has Fortran strides, as in NumPy.
-    SourceValue out = host_array(read_npy(path, NpyOrder::as_stored));
-    origin = path;
+    SourceValue out = host_array(read_npy(path, NpyOrder::as_stored, void_dtype));
+    origin = npy_text == text ? path : fmt::format("{}:{}", path, to_string(*void_dtype));
     return out;
   }
   return scalar_source(text);
