@@ -227,7 +227,7 @@ TEST_CASE("multi-GPU: a graph captured on GPU 1 replays there with each replay's
   auto x = DeviceArray::empty(gpu, DType::float32, {n});
   auto y = DeviceArray::empty(gpu, DType::float32, {n});
   auto z = DeviceArray::empty(gpu, DType::float32, {n});
-  auto s = DeviceArray::empty(gpu, DType::float32, {1});
+  auto s = DeviceArray::empty(gpu, DType::float32, {});  // the sum of every element: 0-d
   CallOptions options = on(gpu);
   options.multiprocessors = gpu.multiprocessors();
   const Call plan = saxpy().plan({3.0f, x, y}, {z}, options);
