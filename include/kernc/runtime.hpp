@@ -265,8 +265,8 @@ class KERNC_API Device {
   DeviceId id() const noexcept;
   /// Where `address` lives as this device's driver sees it: a device of the backend,
   /// DeviceId::shared (managed or page-locked host memory), {cpu, 0} for host memory the
-  /// driver was never told of, or unknown when the driver cannot tell (HIP, the host
-  /// backend). A call looks a raw address up this way, once (NOTE [ arrays know their
+  /// driver was never told of, or unknown when the driver cannot tell (HIP for memory it
+  /// does not know; the host backend). A call looks a raw address up this way, once (NOTE [ arrays know their
   /// device ]).
   DeviceId locate(std::uint64_t address) const noexcept;
   /// Whether kernels on this device can address pageable host memory (HMM or ATS).

@@ -24,8 +24,8 @@ namespace kernc::detail {
 // (cuPointerGetAttributes: memory type, managed, device ordinal) through the call's device
 // (a host call asks a CUDA device the process has open, if any; else it cannot tell).
 // Unknown-to-CUDA memory is host memory from malloc, refused unless the GPU reaches
-// pageable memory (HMM/ATS); a driver that cannot tell (HIP, no CUDA device open) lets
-// the call go ahead as before. That lookup is a driver call, too slow for every launch
+// pageable memory (HMM/ATS); a driver that cannot tell (HIP for memory it does not know,
+// a host call with no CUDA device open) lets the call go ahead as before. That lookup is a driver call, too slow for every launch
 // of a kept plan (tools/bench: ~1.15x a bare cuLaunchKernel is the budget), so the plan
 // remembers per argument the last address it accepted (AddressMemo): a kept plan called
 // over the same buffers pays one atomic load and compare per raw array, and a new address
