@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernc/array_ref.hpp"
 #include "kernc/program.hpp"
 #include "kernc/target.hpp"
 #include "kernc/export.hpp"
@@ -316,8 +317,31 @@ class KERNC_API Device {
   Module load(const Library& library) const;
   /// Whether `address` is device memory this context can use (false for host pointers).
   bool is_device_pointer(std::uint64_t address) const noexcept;
+  /// This device as arrays name it ({backend, ordinal}: "cuda:1").
+  DeviceId id() const noexcept;
+  /// Where `address` lives as this device's driver sees it: a device of the backend,
+  /// DeviceId::shared (managed or page-locked host memory), {cpu, 0} for host memory the
+  /// driver was never told of, or unknown when the driver cannot tell (HIP for memory it
+  /// does not know; the host backend). A call looks a raw address up this way, once (NOTE [ arrays know their
+  /// device ]).
+  DeviceId locate(std::uint64_t address) const noexcept;
+  /// Whether kernels on this device can address pageable host memory (HMM or ATS).
+  bool pageable_memory_access() const noexcept;
+
+  /// Whether kernels on this device could address `other`'s memory once peer access is
+  /// enabled (cuDeviceCanAccessPeer); true for the device itself, false across backends.
+  bool can_access_peer(const Device& other) const;
+  /// Lets kernels on this device read and write `other`'s memory (cuCtxEnablePeerAccess in
+  /// this device's context), so that a call on this device accepts arrays of `other`.
+  /// One direction only: enable it on `other` too for the reverse. Idempotent; throws
+  /// kernc::Error(invalid_argument) naming both devices when the hardware has no peer path.
+  void enable_peer_access(const Device& other) const;
+  /// Whether enable_peer_access succeeded from this device to `other` (true for itself).
+  bool peer_access_enabled(const DeviceId& other) const noexcept;
 
   const std::shared_ptr<detail::DeviceState>& state() const noexcept { return state_; }
+  /// The device over an open state (the registry's; not for users).
+  static Device from_state(std::shared_ptr<detail::DeviceState> state);
 
  private:
   std::shared_ptr<detail::DeviceState> state_;

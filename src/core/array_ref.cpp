@@ -14,6 +14,12 @@
 
 namespace kernc {
 
+std::string DeviceId::str() const {
+  if (ordinal == kUnknown) return "an unknown device";
+  if (ordinal == kShared) return fmt::format("{} managed or pinned host memory", to_string(backend));
+  return fmt::format("{}:{}", to_string(backend), ordinal);
+}
+
 ArrayRef ArrayRef::contiguous(std::uint64_t data, DType dtype, std::vector<std::int64_t> shape) {
   ArrayRef ref;
   ref.data = data;

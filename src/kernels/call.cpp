@@ -9,6 +9,7 @@
 #include "kernc/kernels.hpp"
 #include "kernels/call_plan.hpp"
 #include "kernels/call_support.hpp"
+#include "kernels/device_check.hpp"
 #include "dsl/type_resolution.hpp"
 
 namespace kernc {
@@ -377,6 +378,9 @@ std::vector<DeviceArray> run(const CallPlan& plan, ListView<Arg> inputs, ListVie
     }
   }
   const Device device = device_for(plan);
+  // Before anything is launched or allocated: a kernel given another GPU's memory would
+  // fault and lose its context (NOTE [ arrays know their device ]).
+  check_devices(plan, inputs, outputs, device);
   std::vector<DeviceArray> result;
   if (!into) {
     result.reserve(plan.outputs.size());

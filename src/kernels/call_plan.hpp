@@ -17,6 +17,7 @@
 #include "dsl/params.hpp"
 #include "kernc/call.hpp"
 #include "kernc/engine.hpp"
+#include "kernels/device_check.hpp"
 #include "kernels/handle_table.hpp"
 
 namespace kernc::detail {
@@ -80,6 +81,8 @@ class CallPlan : public CallDescription {
   /// Raw parameters of elementwise and reduction kernels: not broadcast, not alias-checked
   /// against each other (the kernel indexes them as it likes).
   std::vector<char> raw_input, raw_output;
+  /// Raw addresses already found on a reachable device (NOTE [ arrays know their device ]).
+  AddressMemo checked_addresses;
 
   /// Fills the spans, same_description and the raw flags from the descriptions and the
   /// kernel's parameters (plans that alias-check).

@@ -42,6 +42,9 @@
   X(cuMemsetD8Async)           \
   X(cuMemGetInfo)              \
   X(cuPointerGetAttribute)     \
+  X(cuPointerGetAttributes)    \
+  X(cuDeviceCanAccessPeer)     \
+  X(cuCtxEnablePeerAccess)     \
   X(cuStreamCreate)            \
   X(cuStreamDestroy)           \
   X(cuStreamSynchronize)       \

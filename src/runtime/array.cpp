@@ -37,7 +37,7 @@ DeviceArray DeviceArray::empty(const Device& device, DType dtype, std::vector<st
   }
   DeviceArray array;
   array.device_ = device;
-  array.view_ = ArrayRef::contiguous(buffer->address(), dtype, std::move(shape));
+  array.view_ = ArrayRef::contiguous(buffer->address(), dtype, std::move(shape)).on(device.id());
   array.buffer_ = std::move(buffer);
   return array;
 }
@@ -51,6 +51,14 @@ DeviceArray DeviceArray::from_host(const Device& device, DType dtype, std::vecto
 
 DeviceArray DeviceArray::wrap(const Device& device, ArrayRef view) {
   view.validate("wrapped array");
+  // A view that says where it lives keeps saying so; `device` must be able to reach it.
+  if (!view.device.known()) {
+    view.device = device.id();
+  } else if (!view.device.is_shared() && view.device != device.id() && !device.peer_access_enabled(view.device)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("wrapped array: the view lives on {} but is wrapped as an array of {}", view.device.str(),
+                            device.id().str()));
+  }
   DeviceArray array;
   array.device_ = device;
   array.view_ = std::move(view);

@@ -121,6 +121,7 @@ class CudaDriver final : public Driver {
     props_.max_block[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
     props_.cooperative_launch = attribute(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
     if (!props_.cooperative_launch) props_.cooperative_launch_missing = "the driver says this GPU cannot launch cooperatively";
+    props_.pageable_memory_access = attribute(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS) != 0;
     checked(api_->cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     read_launch_attribute_limits(attribute);
     // Scratch memory (allocate_async) comes from the default pool, which by default hands
@@ -217,6 +218,39 @@ class CudaDriver final : public Driver {
     api_->cuCtxSetCurrent(context_);
     CUresult status = api_->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
     return status == CUDA_SUCCESS && (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
+  }
+
+  // Arrays know their device (NOTE [ arrays know their device ], src/kernels/device_check.cpp).
+  DeviceId locate(std::uint64_t address) noexcept override {
+    unsigned int type = 0, managed = 0;
+    int ordinal = -1;
+    CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* values[] = {&type, &managed, &ordinal};
+    // Unlike cuPointerGetAttribute, this answers CUDA_SUCCESS with zeros for an address
+    // the driver does not know (host memory from malloc, or no memory at all).
+    if (api_->cuCtxSetCurrent(context_) != CUDA_SUCCESS ||
+        api_->cuPointerGetAttributes(3, which, values, address) != CUDA_SUCCESS) {
+      return DeviceId::unknown();
+    }
+    if (managed || type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED) return DeviceId::shared(Backend::cuda);
+    if (type == CU_MEMORYTYPE_DEVICE && ordinal >= 0) return {Backend::cuda, ordinal};
+    if (type == 0) return {Backend::cpu, 0};
+    return DeviceId::unknown();
+  }
+
+  bool can_access_peer(Driver& other) noexcept override {
+    auto* peer = dynamic_cast<CudaDriver*>(&other);
+    int can = 0;
+    return peer && api_->cuDeviceCanAccessPeer(&can, device_, peer->device_) == CUDA_SUCCESS && can != 0;
+  }
+
+  void enable_peer_access(Driver& other) override {
+    auto& peer = dynamic_cast<CudaDriver&>(other);
+    make_current();
+    const CUresult status = api_->cuCtxEnablePeerAccess(peer.context_, 0);
+    if (status == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return;  // idempotent
+    checked(status, "cuCtxEnablePeerAccess");
   }
 
   void* create_stream() override {

@@ -1,5 +1,6 @@
 // The Device layer over a backend's Driver (see NOTE [ runtime backends ] in driver.hpp).
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -16,6 +17,8 @@ namespace detail {
 struct DeviceState {
   std::unique_ptr<Driver> driver;
   int ordinal = 0;
+  /// Bit k: peer access to GPU k of the same backend is enabled (Device::enable_peer_access).
+  std::atomic<std::uint64_t> peers{0};
 };
 
 namespace {
@@ -188,6 +191,53 @@ bool Device::is_device_pointer(std::uint64_t address) const noexcept {
   return state_->driver->is_device_pointer(address);
 }
 
+DeviceId Device::id() const noexcept { return {backend(), ordinal()}; }
+
+DeviceId Device::locate(std::uint64_t address) const noexcept { return state_->driver->locate(address); }
+
+bool Device::pageable_memory_access() const noexcept { return state_->driver->properties().pageable_memory_access; }
+
+bool Device::can_access_peer(const Device& other) const {
+  if (other.state_ == state_) return true;
+  return other.backend() == backend() && state_->driver->can_access_peer(*other.state_->driver);
+}
+
+void Device::enable_peer_access(const Device& other) const {
+  if (other.state_ == state_) return;  // a device always reaches its own memory
+  if (other.backend() != backend()) {
+    throw Error(ErrorCode::invalid_argument, fmt::format("peer access from {} to {}: the devices are of different backends",
+                                                         id().str(), other.id().str()));
+  }
+  if (other.ordinal() >= 64) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("peer access from {} to {}: kernc tracks peers below ordinal 64", id().str(), other.id().str()));
+  }
+  // Done already: not asked again (the driver would answer with an error code, which
+  // compute-sanitizer reports as an API error).
+  if (peer_access_enabled(other.id())) return;
+  if (!state_->driver->can_access_peer(*other.state_->driver)) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("peer access from {} to {} is not possible: the driver says {} cannot address {}'s memory "
+                            "(cuDeviceCanAccessPeer; no NVLink or PCIe peer path between them)",
+                            id().str(), other.id().str(), id().str(), other.id().str()));
+  }
+  state_->driver->enable_peer_access(*other.state_->driver);
+  state_->peers.fetch_or(std::uint64_t{1} << other.ordinal(), std::memory_order_acq_rel);
+}
+
+bool Device::peer_access_enabled(const DeviceId& other) const noexcept {
+  if (other.backend != backend()) return false;
+  if (other.ordinal == ordinal()) return true;
+  if (other.ordinal < 0 || other.ordinal >= 64) return false;
+  return (state_->peers.load(std::memory_order_acquire) >> other.ordinal) & 1;
+}
+
+Device Device::from_state(std::shared_ptr<detail::DeviceState> state) {
+  Device device;
+  device.state_ = std::move(state);
+  return device;
+}
+
 // ---- handles ------------------------------------------------------------------------------
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
@@ -259,6 +309,23 @@ namespace {
                                              to_string(backend)));
 }
 }  // namespace
+
+DeviceId Driver::locate(std::uint64_t) noexcept { return DeviceId::unknown(); }
+bool Driver::can_access_peer(Driver&) noexcept { return false; }
+void Driver::enable_peer_access(Driver& other) {
+  throw Error(ErrorCode::invalid_argument, fmt::format("peer access from a {} device to a {} device is not possible",
+                                                  to_string(backend()), to_string(other.backend())));
+}
+
+std::optional<Device> open_device(Backend backend) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& [key, weak] : r.devices) {
+    if (key.first != backend) continue;
+    if (auto state = weak.lock()) return Device::from_state(std::move(state));
+  }
+  return std::nullopt;
+}
 
 void Driver::begin_capture(void*) { no_graphs(backend()); }
 void* Driver::end_capture(void*) { no_graphs(backend()); }

@@ -167,6 +167,14 @@ DeviceArray DeviceArray::from_dlpack(DLManagedTensor* tensor) {
   view.validate_description("from_dlpack");
   DeviceArray array;
   array.device_ = host ? Device::get(0, "", Backend::cpu) : Device::get(t.device.device_id);
+  // Where the memory lives, for the call's device check (NOTE [ arrays know their device ]):
+  // managed and page-locked host memory can be addressed by every GPU.
+  switch (t.device.device_type) {
+    case kDLCUDA: view.device = {Backend::cuda, t.device.device_id}; break;
+    case kDLCUDAManaged:
+    case kDLCUDAHost: view.device = DeviceId::shared(Backend::cuda); break;
+    default: view.device = {Backend::cpu, 0}; break;
+  }
   array.view_ = std::move(view);
   array.buffer_ = std::shared_ptr<void>(owner, tensor);
   return array;

@@ -42,6 +42,9 @@ struct DeviceProperties {
   /// The range of LaunchConfig::priority: greatest (the most urgent, a lower number) to least.
   int greatest_priority = 0;
   int least_priority = 0;
+  /// Whether kernels can address pageable host memory the driver was never told of
+  /// (HMM or ATS: CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS); the host backend can.
+  bool pageable_memory_access = false;
 };
 
 class Driver {
@@ -64,6 +67,15 @@ class Driver {
   virtual void synchronize() = 0;
   virtual void synchronize_stream(void* stream) = 0;
   virtual bool is_device_pointer(std::uint64_t address) noexcept = 0;
+  /// Where `address` lives as this backend's driver sees it (NOTE [ arrays know their
+  /// device ], src/kernels/device_check.cpp): a device of the backend, shared memory
+  /// (managed, page-locked host), the host ({cpu, 0}: memory the driver does not know),
+  /// or unknown when the driver cannot tell. The default cannot tell.
+  virtual DeviceId locate(std::uint64_t address) noexcept;
+  /// Peer access from this device to `other`'s memory (CUDA): whether the hardware allows
+  /// it, and enabling it (idempotent). The defaults say it cannot be done.
+  virtual bool can_access_peer(Driver& other) noexcept;
+  virtual void enable_peer_access(Driver& other);
 
   virtual void* create_stream() = 0;
   virtual void release_stream(void* stream) noexcept = 0;
@@ -124,6 +136,10 @@ std::unique_ptr<Driver> open_cuda_driver(int ordinal, const std::string& library
 std::unique_ptr<Driver> open_hip_driver(int ordinal, const std::string& library);
 /// The host's own cores as device 0 of Backend::cpu (src/runtime/host_driver.cpp).
 std::unique_ptr<Driver> open_host_driver(int ordinal);
+
+/// A device of `backend` this process has open already (none is opened): a host call asks
+/// it where a raw address lives (NOTE [ arrays know their device ]).
+std::optional<Device> open_device(Backend backend);
 
 /// Makes `driver` GPU `ordinal` of `backend` for Device::get while the returned state
 /// lives (nothing else holds it): the unit tests' way to check the Device layer's own

@@ -131,6 +131,18 @@ class HipDriver final : public Driver {
     }
     return attributes.memoryType == hipMemoryTypeDevice;
   }
+  // NOTE [ arrays know their device ] (src/kernels/device_check.cpp). HIP answers an error
+  // for memory it does not know, which may be pageable memory the GPU reaches: unknown.
+  DeviceId locate(std::uint64_t address) noexcept override {
+    hipPointerAttribute_t attributes{};
+    if (api_->hipPointerGetAttributes(&attributes, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(address))) !=
+        hipSuccess) {
+      return DeviceId::unknown();
+    }
+    if (attributes.isManaged || attributes.memoryType == hipMemoryTypeHost) return DeviceId::shared(Backend::hip);
+    if (attributes.memoryType == hipMemoryTypeDevice) return {Backend::hip, attributes.device};
+    return DeviceId::unknown();
+  }
 
   void* create_stream() override {
     make_current();

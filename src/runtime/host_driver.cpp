@@ -114,6 +114,7 @@ class HostDriver final : public Driver {
     props_.target = host_target().str();
     props_.compute_capability = 0;
     props_.multiprocessors = pool_.threads();
+    props_.pageable_memory_access = true;  // its memory is the host's
     props_.max_threads_per_block = kMaxThreadsPerBlock;
     props_.max_shared_per_block = kSharedPerBlock;
     props_.max_shared_per_block_optin = kSharedPerBlockOptin;

@@ -320,7 +320,10 @@ TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: anot
   saxpy({1.0f, x, x}, {z}, gpus.options);
   CallOptions on_second = gpus.options;
   on_second.device = gpus.second_ordinal;
-  saxpy({1.0f, x, x}, {z}, on_second);
+  // The same memory as raw addresses, which the fakes cannot place: the first GPU's arrays
+  // as such are refused on the second (NOTE [ arrays know their device ]).
+  const ArrayRef raw_x = x.ref().on(DeviceId::unknown()), raw_z = z.ref().on(DeviceId::unknown());
+  saxpy({1.0f, raw_x, raw_x}, {raw_z}, on_second);
   saxpy({1.0f, x, x}, {z}, gpus.options);
   REQUIRE(gpus.first->launches.size() == 2);
   REQUIRE(gpus.second->launches.size() == 1);
@@ -330,8 +333,8 @@ TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: anot
   // A kept plan made for another multiprocessor count than its GPU's is refused, naming both.
   CallOptions plan_options = on_second;
   plan_options.multiprocessors = 132;
-  const Call plan = saxpy.plan({1.0f, x, x}, {z}, plan_options);
-  CHECK(contains(error_of([&] { plan.launch({1.0f, x, x}, {z}); }),
+  const Call plan = saxpy.plan({1.0f, raw_x, raw_x}, {raw_z}, plan_options);
+  CHECK(contains(error_of([&] { plan.launch({1.0f, raw_x, raw_x}, {raw_z}); }),
                  "the plan is for a GPU with 132 multiprocessors; GPU 62 has 80"));
 }
 

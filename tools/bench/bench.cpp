@@ -247,6 +247,11 @@ int main(int argc, char** argv) {
     by_row.axes = std::vector<int>{1};
     const Call reduction_plan = sum_sq.plan({small_m}, {small_rows}, by_row);
     const Call raw_plan = raw.plan(small, {2.0f, small_x, small_x, small_z, small_n});
+    // The kept plan given raw addresses (ArrayRef::contiguous: device unknown), whose device
+    // check looks each address up once and then compares it with the plan's memo (NOTE
+    // [ arrays know their device ], src/kernels/device_check.cpp).
+    const ArrayRef raw_x = ArrayRef::contiguous(small_x.ref().data, DType::float32, {1024});
+    const ArrayRef raw_z = ArrayRef::contiguous(small_z.ref().data, DType::float32, {1024});
     const std::vector<std::function<void()>> call_paths = {
         [&] { saxpy({2.0f, small_x, small_x}, {small_z}); },
         // The same call through a kept plan (include/kernc/call.hpp): no type resolution,
@@ -261,11 +266,12 @@ int main(int argc, char** argv) {
         [&] { sum_sq({small_m}, std::vector<int>{1}, false, {small_rows}); },
         [&] { reduction_plan.launch_into({small_m}, {small_rows}); },
         [&] { raw_plan.launch_into({2.0f, small_x, small_x, small_z, small_n}, {}); },
+        [&] { plan.launch_into({2.0f, raw_x, raw_x}, {raw_z}); },
     };
     const std::vector<bench::CallCost> costs = bench::interleaved_call_costs(device, call_paths, 2000, 200, 15);
     const bench::CallCost &kernc_cost = costs[0], &plan_cost = costs[1], &raw_cost = costs[2],
                           &raw_kernel_cost = costs[3], &plan_returning_cost = costs[4], &reduction_cost = costs[5],
-                          &reduction_plan_cost = costs[6], &raw_plan_cost = costs[7];
+                          &reduction_plan_cost = costs[6], &raw_plan_cost = costs[7], &raw_address_plan_cost = costs[8];
     const double kernc_us = kernc_cost.steady_us, plan_us = plan_cost.steady_us, raw_us = raw_cost.steady_us;
     const double raw_kernel_us = raw_kernel_cost.steady_us;
 
@@ -463,6 +469,8 @@ int main(int argc, char** argv) {
     rows.insert(rows.end(), typed_rows.begin(), typed_rows.end());
     rows.push_back({"elementwise call, host time per call", kernc_us, "us", kernc_us / raw_us});
     rows.push_back({"elementwise launch_into of a kept plan, per call", plan_us, "us", plan_us / raw_us});
+    rows.push_back({"elementwise launch_into of a kept plan, raw-address ArrayRefs, per call",
+                    raw_address_plan_cost.steady_us, "us", raw_address_plan_cost.steady_us / raw_us});
     rows.push_back({"kept plan through launch() (returns outputs), per call", plan_returning_cost.steady_us, "us",
                     plan_returning_cost.steady_us / raw_us});
     rows.push_back({"RawKernel call, host time per call", raw_kernel_us, "us", raw_kernel_us / raw_us});
