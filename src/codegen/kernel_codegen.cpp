@@ -276,14 +276,14 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
         column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _jl));\n",
                                     type, p.name, p.name, p.name);
         column_refs += fmt::format("              const {}& {} = _v_{}[_k][_c];\n", type, p.name, p.name);
-        host_flat_check += fmt::format("  _flat = _flat && _rows_{}.side_by_side(_i_first, _n);\n", p.name);
+        host_flat_check += fmt::format("    _flat = _flat && _rows_{}.side_by_side(_i_first, _n);\n", p.name);
         host_segments += fmt::format(
-            "  char* _segment_{0}[_kBand];\n"
-            "  for (int _s = 0; _s < _segments; ++_s) _segment_{0}[_s] = _rows_{0}.row(_i_first + _s * _kColumns);\n",
+            "    char* _segment_{0}[_kBand];\n"
+            "    for (int _s = 0; _s < _segments; ++_s) _segment_{0}[_s] = _rows_{0}.row(_i_first + _s * _kColumns);\n",
             p.name);
         host_row_pointers +=
-            fmt::format("      const {0}* const _p_{1} = &_rows_{1}.at(_segment_{1}[_s], _J);\n", type, p.name);
-        host_refs += fmt::format("          const {0}& {1} = _p_{1}[_c];\n", type, p.name);
+            fmt::format("        const {0}* const _p_{1} = &_rows_{1}.at(_segment_{1}[_s], _J);\n", type, p.name);
+        host_refs += fmt::format("            const {0}& {1} = _p_{1}[_c];\n", type, p.name);
       } else {
         host_row_decls += fmt::format("    const {0}* const _p_{1} = _raw_{1}.data_ + _i * _reduce_size;\n", type, p.name);
         host_element_refs += fmt::format("        const {0}& {1} = _p_{1}[_J];\n", type, p.name);
@@ -362,7 +362,6 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
     column_values["preload_loads"] = column_loads;
     column_values["input_refs"] = column_refs;
     column_values.erase("host_row_decls");
-    column_values["host_band"] = std::to_string(dsl::kHostColumnBand);
     column_values["host_flat_check"] = host_flat_check;
     column_values["host_segments"] = host_segments;
     column_values["host_row_pointers"] = host_row_pointers;

@@ -72,9 +72,10 @@ int contiguous_elements_per_thread(const std::vector<std::size_t>& item_sizes);
 /// kernel) when there is no such input or an item is 16 bytes or more.
 int reduction_columns(const std::vector<std::size_t>& item_sizes);
 
-/// Column groups a host block of the columns kernel takes (templates/reduction_columns.cu.in
-/// _kBand): 64 groups of 16 bytes, 1 KiB of each row of every input read in one run.
-inline constexpr std::int64_t kHostColumnBand = 64;
+/// Blocks a host worker gets of a reduction's columns kernel (templates/reduction_columns.cu.in
+/// walks each block's outputs in bands whose lanes fit L1): two, so that a worker done early
+/// can take another's; more cut the bands short (tools/bench/NOTES.md host-v4).
+inline constexpr std::int64_t kHostColumnBlocksPerWorker = 2;
 
 /// Whether indices up to `extent` (plus a grid stride of `threads`) fit in a signed 32-bit int.
 bool fits_index32(std::int64_t extent, std::int64_t threads = 0);

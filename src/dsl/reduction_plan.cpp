@@ -294,8 +294,9 @@ void plan_host_reduction(int workers, ReductionPlan& plan) {
   plan.grid = static_cast<unsigned>(std::max<std::int64_t>(1, (out_size + group - 1) / group));
   plan.columns = plan.layout.kind == LayoutKind::generic && outputs_adjacent(plan) ? column_count(plan) : 1;
   if (plan.columns > 1) {
-    const std::int64_t bands = (out_size / plan.columns + kHostColumnBand - 1) / kHostColumnBand;
-    plan.columns_grid = static_cast<unsigned>(std::max<std::int64_t>(1, bands));
+    const std::int64_t groups = out_size / plan.columns;
+    plan.columns_grid = static_cast<unsigned>(
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(workers) * kHostColumnBlocksPerWorker, 1, std::max<std::int64_t>(1, groups)));
   }
   if (plan.splits > 1) {
     plan.finish_group = std::max<std::int64_t>(1, std::min<std::int64_t>(kHostBlockElements / plan.splits, out_size));

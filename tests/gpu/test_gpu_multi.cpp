@@ -341,10 +341,12 @@ TEST_CASE("multi-GPU: a kernel fault on GPU 1 leaves GPU 0 usable" * doctest::te
   config.grid[0] = 4;
   config.block[0] = 32;
   std::string first;
+  // Unmapped memory 1 TiB past GPU 1's own allocation: a fault of GPU 1's memory system.
+  const std::uint64_t unmapped = d1.ref().data + (std::uint64_t{1} << 40);
   try {
-    fault(config, {d1, std::uint64_t{0}}, on(gpu1));
+    fault(config, {d1, unmapped}, on(gpu1));
     gpu1.synchronize();
-    FAIL("a kernel writing through a null pointer completed");
+    FAIL("a kernel writing to unmapped memory completed");
   } catch (const Error& error) {
     first = error.what();
     CHECK(error.code() == ErrorCode::device_fault);

@@ -352,93 +352,101 @@ a > b
   constexpr int _kColumns = 4;
 #if KERNC_SERIAL_BLOCKS
   // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x takes
-  // the _kBand * _kColumns adjacent outputs from _i_first over chunk blockIdx.y of the rows
-  // (whole steps of _kUnroll rows), reading the rows in order as NumPy adds rows into its
-  // output: row J folds into lane J % _kUnroll of each output, and the lanes are combined
-  // in lane order: the one-output kernel's lanes, chunks and order, so the bits do not
-  // depend on the kernel or on the worker count. Whether a lane holds a value depends on
-  // the row alone (every output of the band sees the same rows), so it is one flag a lane.
+  // an equal share of the groups of _kColumns adjacent outputs, over chunk blockIdx.y of the
+  // rows (whole steps of _kUnroll rows), in bands of at most _kBand groups whose lanes fit
+  // in 32 KiB (L1). A band reads the rows in order, as NumPy adds rows into its output: row
+  // J folds into lane J % _kUnroll of each output, and the lanes are combined in lane order:
+  // the one-output kernel's lanes, chunks and order, so the bits depend neither on the
+  // kernel nor on the grid (the worker count). Whether a lane holds a value depends on the
+  // row alone (every output of the band sees the same rows), so it is one flag a lane.
   // When the band's outputs lie side by side in every input (the usual case), a row of the
   // band is one segment: a single loop that g++ turns into full-width vector loads and
   // adds. Otherwise each group of _kColumns outputs is a segment of its own.
   constexpr int _kUnroll = 8;
-  constexpr int _kBand = 64;  // dsl::kHostColumnBand
+  constexpr int _kBandBytes = 32768;
+  constexpr int _kBand = _kBandBytes / (_kUnroll * _kColumns * static_cast<int>(sizeof(_type_reduce))) > 1
+                             ? _kBandBytes / (_kUnroll * _kColumns * static_cast<int>(sizeof(_type_reduce))) : 1;
   const _index_t _j_end = _reduce_size;
   const _index_t _steps = (_reduce_size + _kUnroll - 1) / _kUnroll;
   const _index_t _split_steps = (_steps + _splits - 1) / _splits;
   const _index_t _J_first = static_cast<_index_t>(blockIdx.y) * _split_steps * _kUnroll;
   const _index_t _J_stop = _J_first + _split_steps * _kUnroll < _j_end ? _J_first + _split_steps * _kUnroll : _j_end;
   const kernc::ReductionRows<T, _index_t> _rows_x(_raw_x, _reduce_size);
-  const _index_t _g_first = static_cast<_index_t>(blockIdx.x) * _kBand;
-  const int _g_count = static_cast<int>((_out_size / _kColumns - _g_first) < _kBand ? (_out_size / _kColumns - _g_first) : _kBand);
-  const _index_t _i_first = _g_first * _kColumns;
-  const int _n = _g_count * _kColumns;
-  bool _flat = true;
-  _flat = _flat && _rows_x.side_by_side(_i_first, _n);
-  const int _segments = _flat ? 1 : _g_count;
-  const int _width = _flat ? _n : _kColumns;
-  char* _segment_x[_kBand];
-  for (int _s = 0; _s < _segments; ++_s) _segment_x[_s] = _rows_x.row(_i_first + _s * _kColumns);
-  _type_reduce _lanes[_kUnroll][_kBand * _kColumns];
-  bool _lanes_has[_kUnroll];
-  for (int _k = 0; _k < _kUnroll; ++_k) {
-    for (int _c = 0; _c < _n; ++_c) _lanes[_k][_c] = _type_reduce();
-    _lanes_has[_k] = _kHasIdentity;
-  }
-  for (_index_t _J = _J_first; _J < _J_stop; ++_J) {
-    const int _k = static_cast<int>((_J - _J_first) % _kUnroll);
-    const _index_t _J_out __attribute__((unused)) = _J * _out_size;
-    for (int _s = 0; _s < _segments; ++_s) {
-      const T* const _p_x = &_rows_x.at(_segment_x[_s], _J);
-      _type_reduce* const _lane = _lanes[_k] + _s * _kColumns;
-      const _index_t _i_segment = _i_first + _s * _kColumns;
-      if (_kHasIdentity || _lanes_has[_k]) {
-        for (int _c = 0; _c < _width; ++_c) {
-          const _index_t _i __attribute__((unused)) = _i_segment + _c;
-          const _index_t _j __attribute__((unused)) = _J_out + _i;
-          const T& x = _p_x[_c];
-          _type_reduce _a = static_cast<_type_reduce>(
+  const _index_t _groups = _out_size / _kColumns;
+  const _index_t _share = (_groups + static_cast<_index_t>(gridDim.x) - 1) / static_cast<_index_t>(gridDim.x);
+  const _index_t _g_begin = static_cast<_index_t>(blockIdx.x) * _share;
+  const _index_t _g_end = _g_begin + _share < _groups ? _g_begin + _share : _groups;
+  for (_index_t _g_first = _g_begin; _g_first < _g_end; _g_first += _kBand) {
+    const int _g_count = static_cast<int>(_g_end - _g_first < _kBand ? _g_end - _g_first : _kBand);
+    const _index_t _i_first = _g_first * _kColumns;
+    const int _n = _g_count * _kColumns;
+    bool _flat = true;
+    _flat = _flat && _rows_x.side_by_side(_i_first, _n);
+    const int _segments = _flat ? 1 : _g_count;
+    const int _width = _flat ? _n : _kColumns;
+    char* _segment_x[_kBand];
+    for (int _s = 0; _s < _segments; ++_s) _segment_x[_s] = _rows_x.row(_i_first + _s * _kColumns);
+    _type_reduce _lanes[_kUnroll][_kBand * _kColumns];
+    bool _lanes_has[_kUnroll];
+    for (int _k = 0; _k < _kUnroll; ++_k) {
+      for (int _c = 0; _c < _n; ++_c) _lanes[_k][_c] = _type_reduce();
+      _lanes_has[_k] = _kHasIdentity;
+    }
+    for (_index_t _J = _J_first; _J < _J_stop; ++_J) {
+      const int _k = static_cast<int>((_J - _J_first) % _kUnroll);
+      const _index_t _J_out __attribute__((unused)) = _J * _out_size;
+      for (int _s = 0; _s < _segments; ++_s) {
+        const T* const _p_x = &_rows_x.at(_segment_x[_s], _J);
+        _type_reduce* const _lane = _lanes[_k] + _s * _kColumns;
+        const _index_t _i_segment = _i_first + _s * _kColumns;
+        if (_kHasIdentity || _lanes_has[_k]) {
+          for (int _c = 0; _c < _width; ++_c) {
+            const _index_t _i __attribute__((unused)) = _i_segment + _c;
+            const _index_t _j __attribute__((unused)) = _J_out + _i;
+            const T& x = _p_x[_c];
+            _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 404 "max_abs.cu"
-          );
-          _lane[_c] = _reduce(_lane[_c], _a);
-        }
-      } else {
-        for (int _c = 0; _c < _width; ++_c) {
-          const _index_t _i __attribute__((unused)) = _i_segment + _c;
-          const _index_t _j __attribute__((unused)) = _J_out + _i;
-          const T& x = _p_x[_c];
-          _lane[_c] = static_cast<_type_reduce>(
+#line 411 "max_abs.cu"
+            );
+            _lane[_c] = _reduce(_lane[_c], _a);
+          }
+        } else {
+          for (int _c = 0; _c < _width; ++_c) {
+            const _index_t _i __attribute__((unused)) = _i_segment + _c;
+            const _index_t _j __attribute__((unused)) = _J_out + _i;
+            const T& x = _p_x[_c];
+            _lane[_c] = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 416 "max_abs.cu"
-          );
+#line 423 "max_abs.cu"
+            );
+          }
         }
       }
+      _lanes_has[_k] = true;
     }
-    _lanes_has[_k] = true;
-  }
-  for (int _c = 0; _c < _n; ++_c) {
-    const _index_t _i = _i_first + _c;
-    _type_reduce _s = _type_reduce();
-    bool _has = _kHasIdentity;
-    for (int _k = 0; _k < _kUnroll; ++_k) {
-      if (!_lanes_has[_k]) continue;
-      _s = _has ? _reduce(_s, _lanes[_k][_c]) : _lanes[_k][_c];
-      _has = true;
-    }
-    if (_splits == 1) {
-      const _type_reduce a = _s;
+    for (int _c = 0; _c < _n; ++_c) {
+      const _index_t _i = _i_first + _c;
+      _type_reduce _s = _type_reduce();
+      bool _has = _kHasIdentity;
+      for (int _k = 0; _k < _kUnroll; ++_k) {
+        if (!_lanes_has[_k]) continue;
+        _s = _has ? _reduce(_s, _lanes[_k][_c]) : _lanes[_k][_c];
+        _has = true;
+      }
+      if (_splits == 1) {
+        const _type_reduce a = _s;
         T& y = _raw_y[_i];
         long long& n = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 439 "max_abs.cu"
-    } else {
-      _partials[_i * _splits + blockIdx.y] = _s;
-      _partials_valid[_i * _splits + blockIdx.y] = _has;
+#line 446 "max_abs.cu"
+      } else {
+        _partials[_i * _splits + blockIdx.y] = _s;
+        _partials_valid[_i * _splits + blockIdx.y] = _has;
+      }
     }
   }
 #else
@@ -480,7 +488,7 @@ n = 1;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 484 "max_abs.cu"
+#line 492 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -498,7 +506,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 502 "max_abs.cu"
+#line 510 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];
