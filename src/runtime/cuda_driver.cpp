@@ -37,6 +37,21 @@ void check(const platform::CudaDriverApi& api, CUresult status, const char* call
 // ErrorCode::device_fault, remembers the first one, and answers every later call on that
 // device with it (naming the call that first saw it) instead of a confusing driver error
 // from an unrelated call. The process must be restarted to use the GPU again.
+// The context is not all that is lost: with driver 580 on two H100s, a kernel fault on GPU
+// 1 made every later call on GPU 0 fail with CUDA_ERROR_ILLEGAL_ADDRESS too, in kernc and in
+// a bare CUDA program alike (tools/bench/NOTES.md, issue 32). So the first fault of the
+// process is remembered across devices, and a GPU that reports one after another GPU's
+// says so: the user looks for the bug on the GPU that faulted first.
+struct ProcessFault {
+  std::mutex mutex;
+  int ordinal = -1;  // the GPU that faulted first in this process; -1 before any fault
+  std::string where;
+};
+ProcessFault& process_fault() {
+  static ProcessFault fault;
+  return fault;
+}
+
 bool is_sticky_fault(CUresult status) {
   switch (status) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
@@ -606,6 +621,16 @@ class CudaDriver final : public Driver {
         fault_ = fmt::format("GPU {} ({}) is unusable: a kernel faulted with {}, first reported by {}. The CUDA context "
                              "of this GPU cannot recover: every later call on it fails; restart the process",
                              ordinal_, props_.name, describe(*api_, status), where);
+        ProcessFault& first = process_fault();
+        std::lock_guard<std::mutex> process_lock(first.mutex);
+        if (first.ordinal < 0) {
+          first.ordinal = ordinal_;
+          first.where = where;
+        } else if (first.ordinal != ordinal_) {
+          fault_ += fmt::format(" (GPU {} faulted first in this process, reported by {}: the driver ended this GPU's "
+                                "context with it)",
+                                first.ordinal, first.where);
+        }
         faulted_.store(true, std::memory_order_release);
       }
       throw Error(ErrorCode::device_fault, fault_);

@@ -1,8 +1,9 @@
 // Every GPU of the machine (issue 32, part 5): every kernel kind on every GPU, one host
 // thread per GPU, kept plans per GPU, a graph captured on GPU 1, calls given another GPU's
 // arrays (refused before launch, the GPU usable after; allowed once peer access is on),
-// and a fault on GPU 1 leaving GPU 0 usable (in its own process: test suite "multi-GPU
-// device fault", run by the ctest entry gpu_multi_device_fault).
+// and a fault on GPU 1 (in its own process: test suite "multi-GPU device fault", run by the
+// ctest entry gpu_multi_device_fault): reported on GPU 1, and GPU 0 either usable or
+// naming GPU 1's fault, which is what driver 580 leaves it.
 //
 // They need a second GPU: with one, each test case says so and returns, and the first
 // prints "kernc multi-GPU tests: skipped: ..." (tools/gpu-check reports that line), or
@@ -327,7 +328,12 @@ TEST_CASE("multi-GPU: a call given another GPU's arrays is refused before launch
   }
 }
 
-TEST_CASE("multi-GPU: a kernel fault on GPU 1 leaves GPU 0 usable" * doctest::test_suite("multi-GPU device fault") *
+// Whether GPU 0 survives is the driver's call: driver 580 on two H100s ends GPU 0's context
+// too, as a bare CUDA program shows (NOTE [ sticky device faults ], src/runtime/cuda_driver.cpp).
+// What kernc owes either way: GPU 1's fault named on GPU 1, and on GPU 0 either right
+// answers or an error that says GPU 1 faulted first.
+TEST_CASE("multi-GPU: a kernel fault on GPU 1 is reported there; GPU 0 runs or names GPU 1's fault" *
+          doctest::test_suite("multi-GPU device fault") *
           doctest::skip()) {
   KERNC_MULTI_GPU(gpus);
   KERNC_GPU_RANDOM(random, "multi-GPU fault");
@@ -353,25 +359,35 @@ TEST_CASE("multi-GPU: a kernel fault on GPU 1 leaves GPU 0 usable" * doctest::te
     CHECK(contains(first, "GPU 1"));
   }
   KERNC_CHECK_ERROR(ErrorCode::device_fault, "GPU 1", saxpy()({1.0f, d1, d1}, {}, on(gpu1)));
-  // GPU 0: every kind still runs and gives the right answer.
+  // GPU 0: every kind runs and gives the right answer, or the driver ended its context too.
   const std::int64_t n = 100'003;
   const auto x = random.uniform<float>(n), y = random.uniform<float>(n);
-  auto x0 = DeviceArray::from_host(gpu0, DType::float32, {n}, x.data());
-  auto y0 = DeviceArray::from_host(gpu0, DType::float32, {n}, y.data());
-  auto z0 = saxpy()({1.5f, x0, y0}, {}, on(gpu0)).front();
-  expect_close(as_doubles(z0.to_host_vector<float>()), saxpy_reference(1.5f, x, y), 0.0, "saxpy on GPU 0");
-  auto w0 = DeviceArray::empty(gpu0, DType::float32, {n});
-  raw_scale()(config_for(n), {2.0f, x0, w0, static_cast<long long>(n)}, on(gpu0));
-  std::vector<double> scaled(x.size());
-  for (std::size_t k = 0; k < x.size(); ++k) scaled[k] = static_cast<double>(2.0f * x[k]);
-  expect_close(as_doubles(w0.to_host_vector<float>()), scaled, 0.0, "raw scale on GPU 0");
-  auto s0 = sum()({x0}, std::nullopt, false, {}, on(gpu0)).front();
-  double want = 0, scale = 0;
-  for (float v : x) {
-    want += v;
-    scale += std::fabs(v);
+  try {
+    auto x0 = DeviceArray::from_host(gpu0, DType::float32, {n}, x.data());
+    auto y0 = DeviceArray::from_host(gpu0, DType::float32, {n}, y.data());
+    auto z0 = saxpy()({1.5f, x0, y0}, {}, on(gpu0)).front();
+    expect_close(as_doubles(z0.to_host_vector<float>()), saxpy_reference(1.5f, x, y), 0.0, "saxpy on GPU 0");
+    auto w0 = DeviceArray::empty(gpu0, DType::float32, {n});
+    raw_scale()(config_for(n), {2.0f, x0, w0, static_cast<long long>(n)}, on(gpu0));
+    std::vector<double> scaled(x.size());
+    for (std::size_t k = 0; k < x.size(); ++k) scaled[k] = static_cast<double>(2.0f * x[k]);
+    expect_close(as_doubles(w0.to_host_vector<float>()), scaled, 0.0, "raw scale on GPU 0");
+    auto s0 = sum()({x0}, std::nullopt, false, {}, on(gpu0)).front();
+    double want = 0, scale = 0;
+    for (float v : x) {
+      want += v;
+      scale += std::fabs(v);
+    }
+    expect_close(as_doubles(s0.to_host_vector<float>()), {want}, 1e-5, "sum on GPU 0", {scale});
+    MESSAGE("GPU 0 stayed usable after GPU 1's fault");
+  } catch (const Error& error) {
+    MESSAGE("the driver ended GPU 0's context with GPU 1's: " << error.what());
+    CHECK(error.code() == ErrorCode::device_fault);
+    CHECK(contains(error.what(), "GPU 0"));
+    CHECK(contains(error.what(), "GPU 1 faulted first in this process"));
+    // And it stays that one error, not a driver error from an unrelated call.
+    KERNC_CHECK_ERROR(ErrorCode::device_fault, "GPU 1 faulted first", DeviceArray::empty(gpu0, DType::float32, {16}));
   }
-  expect_close(as_doubles(s0.to_host_vector<float>()), {want}, 1e-5, "sum on GPU 0", {scale});
 }
 
 }  // namespace kernc::gpu_test
