@@ -281,7 +281,7 @@ TEST_CASE("multi-GPU: a call given another GPU's arrays is refused before launch
     saxpy()({2.0f, x0, y1}, {z1}, on(gpu1));
     FAIL("a call on GPU 1 took GPU 0's array");
   } catch (const Error& error) {
-    MESSAGE("the cross-device call says: " << error.what());
+    MESSAGE("the cross-device call says: " << std::string(error.what()));
     CHECK(error.code() == ErrorCode::invalid_argument);
     CHECK(contains(error.what(), expected));
   }
@@ -381,7 +381,7 @@ TEST_CASE("multi-GPU: a kernel fault on GPU 1 is reported there; GPU 0 runs or n
     expect_close(as_doubles(s0.to_host_vector<float>()), {want}, 1e-5, "sum on GPU 0", {scale});
     MESSAGE("GPU 0 stayed usable after GPU 1's fault");
   } catch (const Error& error) {
-    MESSAGE("the driver ended GPU 0's context with GPU 1's: " << error.what());
+    MESSAGE("the driver ended GPU 0's context with GPU 1's: " << std::string(error.what()));
     CHECK(error.code() == ErrorCode::device_fault);
     CHECK(contains(error.what(), "GPU 0"));
     CHECK(contains(error.what(), "GPU 1 faulted first in this process"));
