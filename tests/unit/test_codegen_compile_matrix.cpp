@@ -1,10 +1,10 @@
-// Every template variant for every dtype compiles: for each of the 15 dtypes, an
+// Every template variant for every dtype compiles: for each of the 17 dtypes, an
 // elementwise kernel in every Layout::elementwise_classes() and a reduction in every
 // Layout::reduction_classes(), with NVRTC for sm_90 and (when built) HIPRTC for gfx90a.
 // Each compile must succeed with a non-empty ELF binary that defines the kernel, and
 // without a single warning.
 //
-// That is 15 * (16 + 4) = 300 programs per target. They go through one kernc::Cache on a
+// That is 17 * (16 + 4) = 340 programs per target. They go through one kernc::Cache on a
 // directory that outlives the test process, so only the first run on a machine (or the
 // first after a change to templates/, codegen or the compiler) pays for the compiles:
 //   KERNC_TEST_CACHE_DIR  the cache directory, if set; else /tmp/kernc-test-cache-<uid>.
@@ -192,7 +192,10 @@ TEST_CASE("codegen: every template variant for every dtype compiles without warn
   std::vector<Job> jobs;
   add_jobs(jobs, Target::parse("sm_90"), kernc::test::nvrtc());
   const std::size_t nvrtc_jobs = jobs.size();
-  CHECK(nvrtc_jobs == 15 * (16 + 4));
+  std::size_t dtype_count = 0;
+  kernc::all_dtypes(&dtype_count);
+  CHECK(dtype_count == 17);  // this file's comments count them
+  CHECK(nvrtc_jobs == dtype_count * (16 + 4));
   const auto is_nvrtc = [nvrtc_jobs](const Job&, std::size_t k) { return k < nvrtc_jobs; };
   std::atomic<std::size_t> next_nvrtc{0};
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
