@@ -265,6 +265,8 @@ constexpr std::int64_t kHostBlockElements = std::int64_t{1} << 16;
 // Fewer outputs than this are split (a row each would leave cores idle).
 constexpr std::int64_t kHostSplitBelow = 256;
 constexpr std::int64_t kHostMaxGrid = (std::int64_t{1} << 31) - 1;
+// Steps (8 rows each) in a chunk of the columns kernel's rows: 1024 rows.
+constexpr std::int64_t kHostColumnChunkSteps = 128;
 
 void plan_host_reduction(int workers, ReductionPlan& plan) {
   plan.layout.index64 = !fits_index32(plan.extent, std::int64_t{1} << 20);
@@ -277,11 +279,17 @@ void plan_host_reduction(int workers, ReductionPlan& plan) {
   }
   const std::int64_t step = 8 * slot;  // the host body's _kUnroll * _kSlot (templates/reduction.cu.in)
   const std::int64_t steps = (reduce_size + step - 1) / step;
+  plan.columns = plan.layout.kind == LayoutKind::generic && outputs_adjacent(plan) ? column_count(plan) : 1;
   plan.splits = 1;
   if (out_size < kHostSplitBelow && reduce_size > kHostBlockElements) {
     const std::int64_t want = std::min<std::int64_t>((reduce_size + kHostBlockElements - 1) / kHostBlockElements, 65535);
     const std::int64_t chunk = (steps + want - 1) / want;
     plan.splits = (steps + chunk - 1) / chunk;  // no empty chunk
+  } else if (plan.columns > 1 && steps > kHostColumnChunkSteps) {
+    // The columns kernel cuts long columns into chunks of rows, so that many workers share
+    // the outputs in wide strips (a row of each band a whole page) rather than narrow ones
+    // (16 workers on 8192 columns took 1 KiB of each row and scaled 11x; NOTES host-v5).
+    plan.splits = (steps + kHostColumnChunkSteps - 1) / kHostColumnChunkSteps;
   }
   const std::int64_t per_split = (reduce_size + plan.splits - 1) / plan.splits;
   // Outputs a block: about kHostBlockElements elements, but at least 8 blocks a worker when
@@ -292,14 +300,17 @@ void plan_host_reduction(int workers, ReductionPlan& plan) {
   plan.group = group;
   plan.block = 1;
   plan.grid = static_cast<unsigned>(std::max<std::int64_t>(1, (out_size + group - 1) / group));
-  plan.columns = plan.layout.kind == LayoutKind::generic && outputs_adjacent(plan) ? column_count(plan) : 1;
   if (plan.columns > 1) {
     const std::int64_t groups = out_size / plan.columns;
+    const std::int64_t blocks = static_cast<std::int64_t>(workers) * kHostColumnBlocksPerWorker;
     plan.columns_grid = static_cast<unsigned>(
-        std::clamp<std::int64_t>(static_cast<std::int64_t>(workers) * kHostColumnBlocksPerWorker, 1, std::max<std::int64_t>(1, groups)));
+        std::clamp<std::int64_t>((blocks + plan.splits - 1) / plan.splits, 1, std::max<std::int64_t>(1, groups)));
   }
   if (plan.splits > 1) {
-    plan.finish_group = std::max<std::int64_t>(1, std::min<std::int64_t>(kHostBlockElements / plan.splits, out_size));
+    // Like the main pass: about kHostBlockElements partials a block, at least 8 blocks a
+    // worker when there are that many outputs (which block folds an output changes no bits).
+    plan.finish_group = std::max<std::int64_t>(
+        1, std::min({kHostBlockElements / plan.splits, out_size, out_size / (static_cast<std::int64_t>(workers) * 8)}));
     plan.finish_grid = static_cast<unsigned>((out_size + plan.finish_group - 1) / plan.finish_group);
   }
 }

@@ -24,8 +24,7 @@ enum class FiberState : unsigned char { runnable, at_block_barrier, at_warp_barr
 
 constexpr unsigned kWarpSize = 32;
 
-// The worker whose fibers run on this OS thread (fiber_main has no other way to find it:
-// makecontext passes only ints).
+// The worker whose fibers run on this OS thread (fiber_main takes no arguments).
 thread_local HostWorker* tl_worker = nullptr;
 
 HostWorker& worker_of(const kernc_host_launch* launch) { return *static_cast<HostWorker*>(launch->context); }
@@ -102,7 +101,7 @@ class HostGrid {
 };
 
 struct HostWorker::Fiber {
-  ucontext_t context;
+  FiberContext context;
   kernc_host_dim thread{0, 0, 0};
   unsigned wait_mask = 0;  // the lanes a warp barrier waits for
   FiberState state = FiberState::runnable;
@@ -143,16 +142,9 @@ void HostWorker::reserve_fibers(unsigned count) {
   if (stacks_) ::munmap(stacks_, capacity_ * slot_bytes_);
   stacks_ = stacks;
   capacity_ = capacity;
-  // getcontext once per fiber (it makes a system call); makecontext reuses it per block. The
-  // contexts do not move afterwards: glibc's point into themselves (uc_mcontext.fpregs).
+  // The contexts do not move afterwards (ucontext's point into themselves).
   fibers_ = std::make_unique<Fiber[]>(capacity);
   warps_ = std::make_unique<Warp[]>((capacity + kWarpSize - 1) / kWarpSize);
-  for (unsigned i = 0; i < capacity; ++i) {
-    ::getcontext(&fibers_[i].context);
-    fibers_[i].context.uc_stack.ss_sp = static_cast<char*>(stacks_) + i * slot_bytes_ + page_size();
-    fibers_[i].context.uc_stack.ss_size = stack_bytes_;
-    fibers_[i].context.uc_link = nullptr;
-  }
 }
 
 bool HostWorker::run(kernc_host_entry entry, kernc_host_launch launch, void** args) {
@@ -189,7 +181,8 @@ void HostWorker::run_block(const kernc_host_launch* launch, void** args, kernc_h
         Fiber& fiber = fibers_[index];
         fiber.thread = {x, y, z};
         fiber.state = FiberState::runnable;
-        ::makecontext(&fiber.context, &HostWorker::fiber_main, 0);
+        prepare_fiber(fiber.context, static_cast<char*>(stacks_) + index * slot_bytes_ + page_size(), stack_bytes_,
+                      &HostWorker::fiber_main);
       }
     }
   }
@@ -199,7 +192,7 @@ void HostWorker::run_block(const kernc_host_launch* launch, void** args, kernc_h
   }
   current_ = 0;
   in_fiber_ = true;
-  ::swapcontext(&home_, &fibers_[0].context);
+  switch_fiber(home_, fibers_[0].context);
   in_fiber_ = false;
   if (failure_) {
     if (grid_) grid_->fail(*failure_);
@@ -231,12 +224,12 @@ void HostWorker::switch_from(unsigned from) {
     if (fibers_[next].state != FiberState::runnable) continue;
     if (next == from) return;
     current_ = next;
-    ::swapcontext(&fibers_[from].context, &fibers_[next].context);
+    switch_fiber(fibers_[from].context, fibers_[next].context);
     return;
   }
   // No fiber can run: the block is done, or stuck at a barrier that cannot complete.
   if (finished_ != count_ && !failure_) failure_ = stuck_message();
-  ::swapcontext(&fibers_[from].context, &home_);
+  switch_fiber(fibers_[from].context, home_);
 }
 
 std::string HostWorker::stuck_message() const {
@@ -314,7 +307,7 @@ void HostWorker::fail(const char* message) {
   if (!failure_) failure_ = message;
   if (in_fiber_) {
     // Back to run_block's frame on the worker's own stack, which longjmps from there.
-    ::swapcontext(&fibers_[current_].context, &home_);
+    switch_fiber(fibers_[current_].context, home_);
   }
   if (grid_) grid_->fail(*failure_);
   std::longjmp(jump_, 1);

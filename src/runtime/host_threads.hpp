@@ -5,14 +5,13 @@
 //
 // NOTE [ host fibers ]
 // A block whose program needs per-thread state runs on one OS thread, its CUDA threads as
-// ucontext fibers (glibc getcontext/makecontext/swapcontext). A barrier marks the fiber
+// fibers (NOTE [ fiber switch ], fiber_context.hpp). A barrier marks the fiber
 // waiting and switches straight to the next runnable fiber of the block (round-robin from
 // the caller); the last thread to arrive releases the others and runs on, so a barrier costs
 // one context switch per thread. Stacks: one mmap'd region per HostWorker, one slot of
 // `fiber_stack_bytes` (default kDefaultFiberStackBytes) plus a PROT_NONE guard page below it
 // per thread of the largest block seen so far, reused by every later block and launch. No
-// allocation happens per block or per barrier; the only system calls are swapcontext's own
-// (it sets the signal mask).
+// allocation happens per block or per barrier, and no system call.
 // A barrier that can never complete (threads returned while others wait at __syncthreads,
 // or threads wait at different barriers) is found when no fiber can run; it fails the launch
 // with a message naming the barrier, the counts and the block, never hangs.
@@ -39,9 +38,8 @@
 #include <optional>
 #include <string>
 
-#include <ucontext.h>
-
 #include "host_abi.cuh"
+#include "runtime/fiber_context.hpp"
 
 namespace kernc::detail {
 
@@ -120,7 +118,7 @@ class HostWorker {
   bool in_fiber_ = false;
 
   HostGrid* grid_ = nullptr;     // cooperative launches only
-  ucontext_t home_;              // the worker's own stack, inside run_block
+  FiberContext home_;            // the worker's own stack, inside run_block
   std::jmp_buf jump_;            // set by run()
   std::optional<std::string> failure_;
 };

@@ -23,9 +23,11 @@ struct Layout2 {
 
 // Shapes whose innermost kept extent is a multiple of 16 (every column count) and some whose
 // is not (the one-output kernel throughout): outer axes with few and many outputs, a middle
-// axis, two reduced axes.
+// axis, two reduced axes; and a long outer axis with many outputs, whose rows the host
+// backend cuts into chunks (a second pass).
 const Layout2 kLayouts[] = {{{4099, 64}, {0}},   {{257, 2048}, {0}},  {{6, 1000, 48}, {1}},
-                            {{33, 5, 17, 32}, {0, 2}}, {{1000, 24}, {0}}, {{999, 40}, {0}}};
+                            {{33, 5, 17, 32}, {0, 2}}, {{1000, 24}, {0}}, {{999, 40}, {0}},
+                            {{2053, 272}, {0}}};
 
 // Host sums over `axes` of `x` (C order over `shape`), in double.
 template <class T, class Value>

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "dsl/params.hpp"
@@ -109,4 +110,29 @@ TEST_CASE("dsl::plan_reduction_geometry: a group per output for rows, one thread
         plan({64, 10'000'000}, std::vector<int>{1}, false, 132).splits);
   CHECK_THROWS_WITH_AS(plan({64, 1000}, std::vector<int>{1}, false, 0), doctest::Contains("multiprocessor count"),
                        kernc::Error);
+}
+
+TEST_CASE("dsl::plan_reduction_geometry on the host: chunks of the reduced axis depend on the shape, not the workers") {
+  auto host_plan = [](Shape shape, std::vector<int> axes, int workers) {
+    ReductionPlan planned = kernc::dsl::plan_reduction_shapes(sum_definition(), float32_types(),
+                                                              {described(std::move(shape))}, {}, axes, false);
+    kernc::dsl::plan_reduction_geometry("dsl_sum", workers, planned, kernc::Backend::cpu);
+    return planned;
+  };
+  // Which chunk folds an element must not depend on KERNC_CPU_THREADS, or the bits would.
+  const std::vector<std::pair<Shape, std::vector<int>>> cases = {
+      {{8192, 8192}, {0}}, {{8192, 8192}, {1}}, {{2053, 272}, {0}}, {{64, 100000}, {1}}, {{100000, 32}, {1}}, {{999, 40}, {0}}};
+  for (const auto& [shape, axes] : cases) {
+    const std::int64_t splits = host_plan(shape, axes, 1).splits;
+    for (int workers : {2, 3, 16, 64}) CHECK(host_plan(shape, axes, workers).splits == splits);
+  }
+  // The outer axis of a large square: its 8192 rows in chunks of 1024, and 16 workers get
+  // two blocks each in all, in strips of 2048 columns (8 KiB of each row) rather than 256.
+  const ReductionPlan outer = host_plan({8192, 8192}, {0}, 16);
+  CHECK(outer.columns == 4);  // 16 bytes of float32
+  CHECK(outer.splits == 8);
+  CHECK(outer.columns_grid == 4u);
+  CHECK(host_plan({8192, 8192}, {0}, 1).columns_grid == 1u);
+  // Rows that are short enough stay whole.
+  CHECK(host_plan({1000, 4096}, {0}, 16).splits == 1);
 }

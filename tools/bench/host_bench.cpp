@@ -2,8 +2,9 @@
 // the cases tools/bench/host-run compares with NumPy (tools/bench/host_bench.py): saxpy
 // float32 2^26, full / axis-0 / axis-1 sums of an 8192^2 float32 matrix, a raw
 // shared-memory block reduction (__syncthreads, so it runs on fibers) against the same sum
-// as a ReductionKernel, and first-call compile times of the host compiler against NVRTC's
-// on the same generated programs. The worker count is the host device's: KERNC_CPU_THREADS.
+// as a ReductionKernel, STREAM-style read and triad loops on plain threads over the same
+// buffers (host_stream.hpp: what the memory gives the same worker count), and first-call
+// compile times of the host compiler against NVRTC's on the same generated programs. The worker count is the host device's: KERNC_CPU_THREADS.
 // Prints one JSON object. No GPU is used; NVRTC only compiles.
 //
 // Usage: kernc_host_bench [--repeat R] [--scale S]   (S divides every size, for a quick run)
@@ -21,6 +22,7 @@
 
 #include "kernc/kernc.hpp"
 #include "kernc/pipeline.hpp"
+#include "host_stream.hpp"
 #include "median.hpp"
 
 using namespace kernc;
@@ -111,6 +113,12 @@ int main(int argc, char** argv) {
     const double axis0_ms = median_ms(repeat, [&] { axis0_call.launch_into({m}, {cols_out}); });
     const double axis1_ms = median_ms(repeat, [&] { axis1_call.launch_into({m}, {rows_out}); });
 
+    // The memory's bound at this worker count, on the same pages: a read of the matrix (the
+    // sums' traffic) and a triad over saxpy's arrays.
+    auto host_floats = [](const DeviceArray& array) { return reinterpret_cast<float*>(array.ref().data); };
+    const double stream_read = bench::stream_read_ms(host_floats(m), side * side, workers, repeat);
+    const double stream_triad = bench::stream_triad_ms(host_floats(z), host_floats(x), host_floats(y), n, workers, repeat);
+
     // The timed results are checked against sums in double: a fast wrong answer is no result.
     {
       const auto full = full_out.to_host_vector<float>();
@@ -184,10 +192,12 @@ int main(int argc, char** argv) {
         "{\"workers\": %d, \"target\": \"%s\", \"repeat\": %d, \"n\": %lld, \"side\": %lld, \"raw_n\": %lld,\n"
         " \"saxpy_ms\": %.4f, \"sum_full_ms\": %.4f, \"sum_axis0_ms\": %.4f, \"sum_axis1_ms\": %.4f,\n"
         " \"raw_block_sum_ms\": %.4f, \"raw_as_reduction_ms\": %.4f,\n"
+        " \"stream_read_ms\": %.4f, \"stream_triad_ms\": %.4f,\n"
         " \"host_compile_saxpy_ms\": %.1f, \"host_compile_sum_ms\": %.1f, \"nvrtc_compile_saxpy_ms\": %.1f, "
         "\"nvrtc_compile_sum_ms\": %.1f}\n",
         workers, host_target.str().c_str(), repeat, static_cast<long long>(n), static_cast<long long>(side),
         static_cast<long long>(raw_n), saxpy_ms, full_ms, axis0_ms, axis1_ms, raw_ms, raw_as_reduction_ms,
+        stream_read, stream_triad,
         host_saxpy_compile, host_sum_compile, nvrtc_saxpy_compile, nvrtc_sum_compile);
     return 0;
   } catch (const std::exception& error) {
