@@ -113,6 +113,15 @@ int main(int argc, char** argv) {
     const double axis0_ms = median_ms(repeat, [&] { axis0_call.launch_into({m}, {cols_out}); });
     const double axis1_ms = median_ms(repeat, [&] { axis1_call.launch_into({m}, {rows_out}); });
 
+    // What a launch costs before any work: one block a worker, each storing one float
+    // (waking the pool, handing out blocks, waiting for the last worker), part of every
+    // row's time.
+    const auto tiny_z = DeviceArray::empty(device, DType::float32, {workers});
+    const RawKernel one_store(R"(extern "C" __global__ void one_store(float* z) { z[blockIdx.x] = 1.0f; })", "one_store");
+    LaunchConfig one_per_worker;
+    one_per_worker.grid[0] = static_cast<unsigned>(workers);
+    const double tiny_ms = median_ms(std::max(repeat, 101), [&] { one_store(one_per_worker, {tiny_z}, options); });
+
     // The memory's bound at this worker count, on the same pages: a read of the matrix (the
     // sums' traffic) and a triad over saxpy's arrays.
     auto host_floats = [](const DeviceArray& array) { return reinterpret_cast<float*>(array.ref().data); };
@@ -192,12 +201,12 @@ int main(int argc, char** argv) {
         "{\"workers\": %d, \"target\": \"%s\", \"repeat\": %d, \"n\": %lld, \"side\": %lld, \"raw_n\": %lld,\n"
         " \"saxpy_ms\": %.4f, \"sum_full_ms\": %.4f, \"sum_axis0_ms\": %.4f, \"sum_axis1_ms\": %.4f,\n"
         " \"raw_block_sum_ms\": %.4f, \"raw_as_reduction_ms\": %.4f,\n"
-        " \"stream_read_ms\": %.4f, \"stream_triad_ms\": %.4f,\n"
+        " \"stream_read_ms\": %.4f, \"stream_triad_ms\": %.4f, \"tiny_launch_ms\": %.4f,\n"
         " \"host_compile_saxpy_ms\": %.1f, \"host_compile_sum_ms\": %.1f, \"nvrtc_compile_saxpy_ms\": %.1f, "
         "\"nvrtc_compile_sum_ms\": %.1f}\n",
         workers, host_target.str().c_str(), repeat, static_cast<long long>(n), static_cast<long long>(side),
         static_cast<long long>(raw_n), saxpy_ms, full_ms, axis0_ms, axis1_ms, raw_ms, raw_as_reduction_ms,
-        stream_read, stream_triad,
+        stream_read, stream_triad, tiny_ms,
         host_saxpy_compile, host_sum_compile, nvrtc_saxpy_compile, nvrtc_sum_compile);
     return 0;
   } catch (const std::exception& error) {

@@ -113,6 +113,8 @@ def report_main(args):
         label = f"plain threads: {stream[7:-3]}"
         print(f"{label:<34}{one[stream]:>12.2f}{every[stream]:>13.2f}{'':>10}{'':>10}{'':>11}  "
               f"{mb / one[stream]:.0f} / {mb / every[stream]:.0f} GB/s ({one[stream] / every[stream]:.2f}x)")
+    label = "a launch's own cost (1 block/worker)"
+    print(f"{label:<34}{one['tiny_launch_ms'] * 1e3:>10.1f}us{every['tiny_launch_ms'] * 1e3:>11.1f}us")
     ratio = one["raw_block_sum_ms"] / one["raw_as_reduction_ms"]
     raw_label = f"raw __syncthreads sum 2^{one['raw_n'].bit_length() - 1}"
     ok = ratio <= 100
