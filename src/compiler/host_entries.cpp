@@ -11,14 +11,9 @@ namespace kernc::compiler {
 
 namespace {
 
-bool word_at(std::string_view text, size_t pos, std::string_view word) {
-  return text.compare(pos, word.size(), word) == 0 && (pos == 0 || !core::is_word_char(text[pos - 1])) &&
-         (pos + word.size() >= text.size() || !core::is_word_char(text[pos + word.size()]));
-}
-
 bool contains_word(std::string_view text, std::string_view word) {
   for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
-    if (word_at(text, at, word)) return true;
+    if (core::word_at(text, at, word)) return true;
   }
   return false;
 }
@@ -75,7 +70,7 @@ std::vector<std::string> extern_c_kernels(const std::string& source) {
       statement = k + 1;
       continue;
     }
-    if (c != '_' || !word_at(text, k, "__global__")) continue;
+    if (c != '_' || !core::word_at(text, k, "__global__")) continue;
     if (!braces.empty() && !braces.back().declarations) continue;
     const std::string_view head(text.data() + statement, k - statement);
     const bool in_extern_block =

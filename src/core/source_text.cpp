@@ -6,6 +6,13 @@ namespace kernc::core {
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+bool word_at(std::string_view text, std::size_t pos, std::string_view word) {
+  if (pos > text.size() || text.compare(pos, word.size(), word) != 0) return false;
+  if (pos > 0 && is_word_char(text[pos - 1])) return false;
+  const std::size_t end = pos + word.size();
+  return end >= text.size() || !is_word_char(text[end]);
+}
+
 std::string squeeze_spaces(std::string_view text) {
   std::string out;
   for (char c : text) {

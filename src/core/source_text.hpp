@@ -11,6 +11,10 @@ namespace kernc::core {
 /// A letter, digit or underscore: a character of an identifier.
 bool is_word_char(char c);
 
+/// Whether `word` stands at `pos` of `text` as a whole identifier (no word character
+/// right before or after it).
+bool word_at(std::string_view text, std::size_t pos, std::string_view word);
+
 /// `text` with each run of whitespace made one space, and none at either end.
 std::string squeeze_spaces(std::string_view text);
 

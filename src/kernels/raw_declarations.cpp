@@ -21,17 +21,10 @@ size_t skip_space(std::string_view text, size_t pos) {
 }
 
 // True when `word` stands at `pos` as a whole word.
-bool word_at(std::string_view text, size_t pos, std::string_view word) {
-  if (text.compare(pos, word.size(), word) != 0) return false;
-  if (pos > 0 && core::is_word_char(text[pos - 1])) return false;
-  size_t end = pos + word.size();
-  return end >= text.size() || !core::is_word_char(text[end]);
-}
-
 // Skips `__launch_bounds__ ( ... )` and the space after it, if it stands at `pos`.
 size_t skip_launch_bounds(std::string_view text, size_t pos) {
   constexpr std::string_view kBounds = "__launch_bounds__";
-  if (!word_at(text, pos, kBounds)) return pos;
+  if (!core::word_at(text, pos, kBounds)) return pos;
   size_t open = skip_space(text, pos + kBounds.size());
   if (open >= text.size() || text[open] != '(') return pos;
   size_t close = text.find(')', open);
@@ -45,11 +38,11 @@ size_t parameter_list_of(std::string_view source, std::string_view name, size_t*
   constexpr std::string_view kGlobal = "__global__", kVoid = "void";
   for (size_t at = source.find(kGlobal); at != std::string_view::npos; at = source.find(kGlobal, at + 1)) {
     if (global_at) *global_at = at;
-    if (!word_at(source, at, kGlobal)) continue;
+    if (!core::word_at(source, at, kGlobal)) continue;
     size_t pos = skip_space(source, at + kGlobal.size());
     if (pos == at + kGlobal.size()) continue;  // needs space after __global__
     pos = skip_launch_bounds(source, pos);
-    if (!word_at(source, pos, kVoid)) continue;
+    if (!core::word_at(source, pos, kVoid)) continue;
     size_t after_void = pos + kVoid.size();
     pos = skip_space(source, after_void);
     if (pos == after_void) continue;
@@ -67,7 +60,7 @@ std::string strip_words(std::string_view text, std::initializer_list<std::string
   for (size_t pos = 0; pos < text.size();) {
     bool stripped = false;
     for (std::string_view word : words) {
-      if (word_at(text, pos, word)) {
+      if (core::word_at(text, pos, word)) {
         out += ' ';
         pos += word.size();
         stripped = true;
@@ -226,7 +219,7 @@ std::optional<std::vector<TemplateParam>> template_header_before(std::string_vie
   };
   skip_back_space();
   for (std::string_view word : {"static", "inline", "__forceinline__"}) {
-    if (end >= word.size() && word_at(source, end - word.size(), word)) {
+    if (end >= word.size() && core::word_at(source, end - word.size(), word)) {
       end -= word.size();
       skip_back_space();
     }
@@ -243,7 +236,7 @@ std::optional<std::vector<TemplateParam>> template_header_before(std::string_vie
   size_t before = open;
   while (before > 0 && std::isspace(static_cast<unsigned char>(source[before - 1]))) --before;
   constexpr std::string_view kTemplate = "template";
-  if (before < kTemplate.size() || !word_at(source, before - kTemplate.size(), kTemplate)) return std::nullopt;
+  if (before < kTemplate.size() || !core::word_at(source, before - kTemplate.size(), kTemplate)) return std::nullopt;
   auto pieces = list_pieces(source.substr(0, end), open + 1);
   if (!pieces) return std::nullopt;
   std::vector<TemplateParam> params;
@@ -267,7 +260,7 @@ std::optional<std::vector<TemplateParam>> template_header_before(std::string_vie
 std::string replace_word(std::string_view text, std::string_view word, std::string_view replacement) {
   std::string out;
   for (size_t pos = 0; pos < text.size();) {
-    if (word_at(text, pos, word)) {
+    if (core::word_at(text, pos, word)) {
       out += replacement;
       pos += word.size();
     } else {
