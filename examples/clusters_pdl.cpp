@@ -10,48 +10,14 @@
 #include <random>
 #include <vector>
 
+#include "clusters_pdl_kernels.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 
 namespace {
 
-const char* const kClusterSum = R"(
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-
-extern "C" __global__ void cluster_sum(const int* x, long long n, long long* cluster_sums) {
-  __shared__ unsigned long long block_sum;
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) block_sum = 0;
-  __syncthreads();
-  const long long chunk = (n + gridDim.x - 1) / gridDim.x;
-  const long long begin = chunk * blockIdx.x, end = begin + chunk < n ? begin + chunk : n;
-  unsigned long long mine = 0;
-  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) mine += (unsigned long long)(long long)x[i];
-  atomicAdd(&block_sum, mine);
-  cluster.sync();
-  if (cluster.block_rank() == 0 && threadIdx.x == 0) {
-    unsigned long long total = 0;
-    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&block_sum, r);
-    cluster_sums[blockIdx.x / cluster.num_blocks()] = (long long)total;
-  }
-  cluster.sync();
-}
-)";
-
-const char* const kPdlPair = R"(
-extern "C" __global__ void produce(const float* x, float* y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 3.0f * x[i] + 1.0f;
-  cudaTriggerProgrammaticLaunchCompletion();  // the consumer may be scheduled now
-}
-
-extern "C" __global__ void consume(const float* y, float* z, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  cudaGridDependencySynchronize();  // produce has completed; its writes are visible
-  if (i < n) z[i] = y[i] * y[i];
-}
-)";
+using clusters_pdl::kClusterSum;
+using clusters_pdl::kPdlPair;
 
 bool run_clusters(const kernc::Device& device, std::mt19937& rng) {
   const std::int64_t n = 1'000'003;

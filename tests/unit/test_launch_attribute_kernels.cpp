@@ -1,14 +1,16 @@
 // Launch-attribute kernels (issue 32, part 3), compile-only: thread-block cluster code
 // (cooperative_groups::this_cluster(), distributed shared memory) and programmatic dependent
 // launch's device functions, compiled by the real NVRTC as kernc compiles raw code (NOTE
-// [ grid dependency bridge ], templates/grid_dependency_bridge.cuh). The GPU suite
-// (tests/gpu/test_gpu_launch_attributes.cpp) runs the same kernels on data.
+// [ grid dependency bridge ], templates/grid_dependency_bridge.cuh): the kernels of
+// examples/clusters_pdl.cpp, which runs them on data, as the GPU suite
+// (tests/gpu/test_gpu_launch_attributes.cpp) runs its own variants of them.
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
+#include "clusters_pdl_kernels.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
@@ -20,54 +22,17 @@ using kernc::Target;
 using kernc::test::contains;
 using kernc::test::nvrtc;
 using kernc::test::starts_with;
-
-namespace {
-
-const char* const kClusterCode = R"(
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-
-extern "C" __global__ void cluster_sum(const int* x, long long n, long long* cluster_sums) {
-  __shared__ unsigned long long block_sum;
-  cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) block_sum = 0;
-  __syncthreads();
-  for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    atomicAdd(&block_sum, (unsigned long long)(long long)x[i]);
-  cluster.sync();
-  if (cluster.block_rank() == 0 && threadIdx.x == 0) {
-    unsigned long long total = 0;
-    for (unsigned r = 0; r < cluster.num_blocks(); ++r) total += *cluster.map_shared_rank(&block_sum, r);
-    cluster_sums[blockIdx.x / cluster.num_blocks()] = (long long)total;
-  }
-  cluster.sync();
-}
-)";
-
-const char* const kPdlCode = R"(
-extern "C" __global__ void produce(const float* x, float* y, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = 3.0f * x[i] + 1.0f;
-  cudaTriggerProgrammaticLaunchCompletion();
-}
-
-extern "C" __global__ void consume(const float* y, float* z, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  cudaGridDependencySynchronize();
-  if (i < n) z[i] = y[i] * y[i];
-}
-)";
-
-}  // namespace
+using clusters_pdl::kClusterSum;
+using clusters_pdl::kPdlPair;
 
 TEST_CASE("launch attributes: cluster code with distributed shared memory compiles with NVRTC for sm_90") {
-  const RawKernel kernel(kClusterCode, "cluster_sum");
+  const RawKernel kernel(kClusterSum, "cluster_sum");
   auto compiled = nvrtc().compile(kernc::program(kernel), Target::parse("sm_90"));
   CHECK(starts_with(compiled.binary, kernc::test::kElfMagic));
 }
 
 TEST_CASE("launch attributes: PDL's device functions compile with NVRTC, through kernc's bridge") {
-  const RawModule module(kPdlCode);
+  const RawModule module(kPdlPair);
   const kernc::Program program = kernc::program(module);
   // NVRTC declares neither function: the bridge is included first, and is part of the key.
   CHECK(starts_with(program.source, "#include \"kernc/grid_dependency_bridge.cuh\"\n#line 1\n"));
@@ -84,13 +49,13 @@ TEST_CASE("launch attributes: PDL's device functions compile with NVRTC, through
     }
   }
   // A compile error still points at the user's own line.
-  const RawModule broken(std::string(kPdlCode) + "\nextern \"C\" __global__ void bad() { undeclared(); }\n");
+  const RawModule broken(std::string(kPdlPair) + "\nextern \"C\" __global__ void bad() { undeclared(); }\n");
   try {
     (void)nvrtc().compile(kernc::program(broken), Target::parse("sm_90"));
     FAIL("the broken module compiled");
   } catch (const kernc::Error& error) {
-    // kPdlCode's lines, the blank one its last newline and the added one make, then the kernel.
-    const auto line = std::count(kPdlCode, kPdlCode + std::string(kPdlCode).size(), '\n') + 2;
+    // kPdlPair's lines, the blank one its last newline and the added one make, then the kernel.
+    const auto line = std::count(kPdlPair, kPdlPair + std::string(kPdlPair).size(), '\n') + 2;
     CHECK_MESSAGE(contains(error.what(), "(" + std::to_string(line) + "): error: identifier \"undeclared\""), error.what());
   }
 }
@@ -98,6 +63,6 @@ TEST_CASE("launch attributes: PDL's device functions compile with NVRTC, through
 TEST_CASE("launch attributes: code without PDL, or including the runtime header itself, is left as it is") {
   const RawKernel plain("extern \"C\" __global__ void k(float* x) { x[0] = 1; }", "k");
   CHECK(kernc::program(plain).options.headers.count("kernc/grid_dependency_bridge.cuh") == 0);
-  const RawModule own(std::string("#include <cuda_device_runtime_api.h>\n") + kPdlCode);
+  const RawModule own(std::string("#include <cuda_device_runtime_api.h>\n") + kPdlPair);
   CHECK(kernc::program(own).options.headers.count("kernc/grid_dependency_bridge.cuh") == 0);
 }
