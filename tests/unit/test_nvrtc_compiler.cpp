@@ -164,7 +164,7 @@ TEST_CASE("nvrtc::Compiler::compile reports a compile error with the log and its
     CHECK(failure->program_name == "kernel.cu");
     CHECK(failure->target == "sm_80");
     CHECK(failure->source == program.source);
-    CHECK(failure->options == nvrtc().flags(program.options, target));
+    CHECK(failure->options == given_flags(nvrtc(), program, target));
     CHECK(has(failure->options, "-DUNUSED=1"));
     // NVRTC writes "kernel.cu(3): error: identifier ... is undefined".
     CHECK(contains(failure->log, "kernel.cu(3)"));

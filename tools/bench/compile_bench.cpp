@@ -82,7 +82,8 @@ std::string layout_of(const std::string& kind, const std::string& description) {
 // Milliseconds of exclusive time per phase, from a --fdevice-time-trace file (Chrome trace
 // events, microseconds). Header events nest (a header that includes another): each gets its
 // own time less its children's, so nothing is counted twice.
-std::map<std::string, double> phases_from_trace(const nlohmann::json& trace, const std::string& program_name) {
+std::map<std::string, double> phases_from_trace(const nlohmann::json& trace, const std::string& program_name,
+                                                double front_end_from_log) {
   std::map<std::string, double> ms;
   struct Header {
     double start, end;
@@ -129,6 +130,9 @@ std::map<std::string, double> phases_from_trace(const nlohmann::json& trace, con
     ms[headers[k].what] += self[k] / 1e3;
     header_total += self[k] / 1e3;
   }
+  // NVRTC 13.0's trace has the "CUDA C++ Front-End" event for some programs only; its
+  // --time=- line always has the front end.
+  if (!ms.count("front end (total)") && front_end_from_log > 0) ms["front end (total)"] = front_end_from_log;
   if (ms.count("front end (total)")) {
     ms["front end: the rest (the program's parse, IR generation)"] =
         ms["front end (total)"] - header_total - ms["front end: template instantiation"];
@@ -136,7 +140,7 @@ std::map<std::string, double> phases_from_trace(const nlohmann::json& trace, con
   return ms;
 }
 
-void print_phases(const Compiler& compiler, const Row& row, const Target& target,
+void print_phases(const Compiler& compiler, const Row& row, const char* which, const Target& target,
                   const std::vector<std::string>& extra_flags) {
   const std::string base = fmt::format("/tmp/kernc-compile-bench-{}", ::getpid());
   Program program = *row.program;
@@ -157,10 +161,18 @@ void print_phases(const Compiler& compiler, const Row& row, const Target& target
   const auto trace = nlohmann::json::parse(in);
   std::remove((base + ".json").c_str());
   std::remove(base.c_str());
-  fmt::print("\nphase split of {} {} (the median program), one compile: {:.1f} ms wall, {:.1f} ms CPU\n",
-             row.kernel, row.description, compiled.compile_ms, cpu);
+  fmt::print("\nphase split of {} {} ({}), one compile: {:.1f} ms wall, {:.1f} ms CPU\n", row.kernel,
+             row.description, which, compiled.compile_ms, cpu);
+  double front_end_from_log = 0;
+  {
+    std::istringstream log(compiled.log);
+    for (std::string line; std::getline(log, line);) {
+      const auto at = line.find(", CUDA C++ Frontend, ");
+      if (at != std::string::npos) front_end_from_log = std::atof(line.c_str() + at + 21);
+    }
+  }
   fmt::print("{:<62} {:>10} {:>7}\n", "phase (NVRTC --fdevice-time-trace, exclusive)", "wall ms", "share");
-  const auto ms = phases_from_trace(trace, program.name);
+  const auto ms = phases_from_trace(trace, program.name, front_end_from_log);
   double total = 0;
   for (const char* top : {"front end (total)", "NVVM: module linker (libdevice)", "NVVM: optimizer",
                           "NVVM: code generation (PTX)", "ptxas (PTX to SASS)"}) {
@@ -411,8 +423,8 @@ int main(int argc, char** argv) {
     if (phases) {
       std::vector<const Row*> sorted = all;
       std::sort(sorted.begin(), sorted.end(), [](const Row* a, const Row* b) { return a->cpu_ms < b->cpu_ms; });
-      print_phases(*compiler, *sorted[sorted.size() / 2], target, extra_flags);
-      print_phases(*compiler, *sorted.back(), target, extra_flags);
+      print_phases(*compiler, *sorted[sorted.size() / 2], "the median program", target, extra_flags);
+      print_phases(*compiler, *sorted.back(), "the slowest program", target, extra_flags);
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "kernc_compile_bench: %s\n", error.what());
