@@ -20,6 +20,9 @@ struct KERNC_API CacheStats {
   std::uint64_t read_only_hits = 0;  ///< hits in a read-only tier (KERNC_CACHE_PATH)
   std::uint64_t fallback_hits = 0;   ///< hits of a lower rung of the architecture ladder (also counted above)
   std::uint64_t compiles = 0;
+  /// Binaries NVRTC took from the CUDA driver's compute cache (KERNC_DRIVER_COMPILE_CACHE=1):
+  /// not compiles, and not in `compiles` or `compile_ms`.
+  std::uint64_t driver_cache_hits = 0;
   std::uint64_t compile_failures = 0;
   double compile_ms = 0;       ///< total wall time spent compiling
   double load_ms = 0;          ///< total wall time spent reading and checking disk entries

@@ -69,6 +69,10 @@ struct KERNC_API CompilerLibraryPaths {
   /// ':', or "none"; unset, they are found next to the compiler (see CompilerIdentity).
   std::optional<std::string> cuda_include;
   std::optional<std::string> rocm_include;
+  /// KERNC_DRIVER_COMPILE_CACHE: whether NVRTC may take binaries from, and add them to, the
+  /// CUDA driver's compute cache (~/.nv/ComputeCache). Off by default (NOTE [ the driver's
+  /// compute cache ] in src/compiler/nvrtc_compiler.cpp).
+  bool driver_compile_cache = false;
 };
 
 /// Loads the compiler of a backend. Throws kernc::Error(library_not_found) listing every

@@ -30,6 +30,10 @@ struct KERNC_API CompiledProgram {
   std::vector<std::string> flags;               ///< the exact flags the compiler was given
   std::string compiler;                         ///< human-readable compiler identity
   double compile_ms = 0;                        ///< wall time of the compile itself
+  /// NVRTC took the binary from the CUDA driver's compute cache instead of compiling it
+  /// (only possible with KERNC_DRIVER_COMPILE_CACHE=1; NOTE [ the driver's compute cache ]
+  /// in src/compiler/nvrtc_compiler.cpp). Counted as CacheStats::driver_cache_hits, never as a compile.
+  bool driver_cache_hit = false;
 
   /// The mangled name of a name expression; throws kernc::Error(not_found) listing the known ones.
   const std::string& lowered_name(const std::string& name_expression) const;

@@ -389,12 +389,17 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
         throw;
       }
       impl_->count([&compiled](CacheStats& s) {
+        if (compiled.driver_cache_hit) {  // NOTE [ the driver's compute cache ]: not a compile
+          ++s.driver_cache_hits;
+          return;
+        }
         ++s.compiles;
         s.compile_ms += compiled.compile_ms;
       });
       result.program = std::make_shared<const CompiledProgram>(std::move(compiled));
       result.outcome = CacheOutcome::compiled;
-      detail::logger().info("{} for {}: compiled by {} in {:.1f} ms ({} bytes), key {}", program.name, target.str(),
+      detail::logger().info("{} for {}: {} by {} in {:.1f} ms ({} bytes), key {}", program.name, target.str(),
+                            result.program->driver_cache_hit ? "taken from the CUDA driver's compute cache" : "compiled",
                             compiler.identity().str(), result.program->compile_ms, result.program->binary.size(),
                             result.key);
       if ((impl_->store && impl_->store->writable()) || (impl_->remote && impl_->remote->writable())) {

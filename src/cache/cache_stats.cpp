@@ -20,6 +20,7 @@ CacheStats& CacheStats::operator+=(const CacheStats& o) {
   read_only_hits += o.read_only_hits;
   fallback_hits += o.fallback_hits;
   compiles += o.compiles;
+  driver_cache_hits += o.driver_cache_hits;
   compile_failures += o.compile_failures;
   compile_ms += o.compile_ms;
   load_ms += o.load_ms;

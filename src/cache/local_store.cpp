@@ -77,9 +77,9 @@ class FileLock {
 // Every counter of CacheStats by its name in stats.json (and `kernc cache stats --json`).
 #define KERNC_CACHE_COUNTERS(X)                                                                            \
   X(memory_hits) X(disk_hits) X(read_only_hits) X(fallback_hits) X(compiles) X(compile_failures)          \
-  X(corrupt_entries) X(evictions) X(store_failures) X(remote_hits) X(remote_misses) X(remote_rejected)    \
-  X(remote_errors) X(remote_timeouts) X(remote_skipped) X(remote_writes) X(remote_bytes_read)             \
-  X(remote_bytes_written)
+  X(driver_cache_hits) X(corrupt_entries) X(evictions) X(store_failures) X(remote_hits) X(remote_misses)   \
+  X(remote_rejected) X(remote_errors) X(remote_timeouts) X(remote_skipped) X(remote_writes)                \
+  X(remote_bytes_read) X(remote_bytes_written)
 #define KERNC_CACHE_TIMES(X) X(compile_ms) X(load_ms) X(remote_ms)
 
 nlohmann::json stats_to_json(const CacheStats& s) {

@@ -47,9 +47,36 @@ std::string undefined_expressions(const std::vector<std::string>& expressions, c
   return text + (named.size() == 1 ? " is" : " are");
 }
 
+// NOTE [ the driver's compute cache ]
+// NVRTC 12.9 and later keep the programs they compile in the CUDA driver's compute cache
+// (~/.nv/ComputeCache, the driver's own JIT cache) when a driver can be loaded, unless
+// CUDA_CACHE_DISABLE=1 or the compile passes -no-cache (nvrtc.h; the NVRTC guide's
+// "Caching (CUDA 12.9+)"). A program the driver's cache serves is not compiled: kernc
+// would count it as a compile (issue 35 measured 25 ms "compiles" of programs that take
+// 0.35 s), and a second, unbounded cache would grow outside kernc's control while kernc's
+// own cache already keeps every binary. So kernc passes -no-cache by default.
+// KERNC_DRIVER_COMPILE_CACHE=1 lets NVRTC use the driver's cache, and passes
+// --enable-cache-trace with it (not in nvrtc.h; present in NVRTC 13.0, which then logs
+// "Successfully retrieved cached cubin from driver cache"): kernc reads the hit from the
+// log, marks the result CompiledProgram::driver_cache_hit (counted as
+// CacheStats::driver_cache_hits, not as a compile) and removes the trace lines from the
+// log. A hit of the PTX step alone (the cubin compiled from a cached PTX) still counts as
+// a compile. Neither flag changes the binary, so neither is in flags() or the cache key.
+// Before 12.9 NVRTC has no such cache, and older releases reject the flags: none is passed.
+bool has_driver_cache(int major, int minor) { return major > 12 || (major == 12 && minor >= 9); }
+
+// Whether a line of the log is NVRTC's cache trace (--enable-cache-trace).
+bool is_cache_trace(const std::string& line) {
+  for (const char* marker : {"[nvrtc cache]", "driver cache", "Cache miss, need to compile", "Failed to generate cache key"}) {
+    if (line.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
 class NvrtcCompiler final : public Compiler {
  public:
-  NvrtcCompiler(platform::NvrtcApi api, const CompilerLibraryPaths& paths) : api_(std::move(api)) {
+  NvrtcCompiler(platform::NvrtcApi api, const CompilerLibraryPaths& paths)
+      : api_(std::move(api)), driver_cache_allowed_(paths.driver_compile_cache) {
     ToolkitIncludes includes = cuda_toolkit_includes(paths, api_.library.path());
     identity_.include_dirs = std::move(includes.dirs);
     identity_.headers = std::move(includes.identity);
@@ -59,6 +86,7 @@ class NvrtcCompiler final : public Compiler {
     identity_.backend = Backend::cuda;
     identity_.library_path = api_.library.path();
     identity_.version = fmt::format("{}.{}", major, minor);
+    driver_cache_exists_ = has_driver_cache(major, minor);
     if (api_.nvrtcGetNumSupportedArchs && api_.nvrtcGetSupportedArchs) {
       int count = 0;
       if (api_.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
@@ -101,8 +129,14 @@ class NvrtcCompiler final : public Compiler {
     check_target(target);
     validate(program.options);
     try {
-      return rtc_compile(Calls{api_, identity_.version}, program, target, nvrtc_flags(program.options, target, identity_.include_dirs),
-                         identity_.str());
+      auto flags = nvrtc_flags(program.options, target, identity_.include_dirs);
+      // NOTE [ the driver's compute cache ]
+      if (driver_cache_exists_) flags.push_back(driver_cache_allowed_ ? "--enable-cache-trace" : "-no-cache");
+      bool driver_cache_hit = false;
+      CompiledProgram result = rtc_compile(Calls{api_, identity_.version, &driver_cache_hit, target.binary_kind()},
+                                           program, target, std::move(flags), identity_.str());
+      result.driver_cache_hit = driver_cache_hit;
+      return result;
     } catch (const Error& error) {
       // NVRTC lists base architectures only, so a suffixed one it lacks (sm_80a) is found
       // out by the compile itself; say so as what it is, not as an error in the source.
@@ -132,6 +166,8 @@ class NvrtcCompiler final : public Compiler {
     static constexpr Status kSuccess = NVRTC_SUCCESS;
     const platform::NvrtcApi& api;
     const std::string& version;
+    bool* driver_cache_hit;  // set by tidy_log from the cache trace
+    BinaryKind kind;
 
     Status create(Handle* p, const char* src, const char* name, int n, const char* const* h,
                   const char* const* hn) const {
@@ -145,7 +181,22 @@ class NvrtcCompiler final : public Compiler {
     Status lowered_name(Handle p, const char* e, const char** out) const { return api.nvrtcGetLoweredName(p, e, out); }
     const char* error_string(Status s) const { return api.nvrtcGetErrorString(s); }
     static bool is_compilation_error(Status s) { return s == NVRTC_ERROR_COMPILATION; }
-    static void tidy_log(std::string&, const std::string&) {}  // NVRTC already names the program
+    // NVRTC already names the program; what is left to do is take out its cache trace,
+    // reading from it whether the driver's cache served the binary.
+    void tidy_log(std::string& log, const std::string&) const {
+      if (log.find("[nvrtc cache]") == std::string::npos && log.find("driver cache") == std::string::npos) return;
+      const char* hit = kind == BinaryKind::cubin ? "retrieved cached cubin" : "retrieved cached ptx";
+      *driver_cache_hit = log.find(hit) != std::string::npos;
+      std::string kept;
+      for (size_t start = 0; start < log.size();) {
+        size_t end = log.find('\n', start);
+        if (end == std::string::npos) end = log.size();
+        std::string line = log.substr(start, end - start);
+        if (!is_cache_trace(line)) kept += (kept.empty() ? "" : "\n") + line;
+        start = end + 1;
+      }
+      log = std::move(kept);
+    }
 
     std::string binary(Handle p, const Target& target) const {
       size_t size = 0;
@@ -174,6 +225,8 @@ class NvrtcCompiler final : public Compiler {
   };
 
   platform::NvrtcApi api_;
+  bool driver_cache_allowed_ = false;  // KERNC_DRIVER_COMPILE_CACHE
+  bool driver_cache_exists_ = false;   // NVRTC 12.9+
   CompilerIdentity identity_;
   std::vector<int> archs_;
 };

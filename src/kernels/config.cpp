@@ -110,6 +110,7 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   };
   flag("KERNC_CACHE_DISABLE", config.cache_disabled);
   flag("KERNC_SAVE_SOURCE", config.save_sources);
+  flag("KERNC_DRIVER_COMPILE_CACHE", config.driver_compile_cache);
   if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
   if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
@@ -185,6 +186,7 @@ CompilerLibraryPaths Config::compiler_paths() const {
   paths.host_cxx = host_cxx.value;
   if (cuda_include.source != "default") paths.cuda_include = cuda_include.value;
   if (rocm_include.source != "default") paths.rocm_include = rocm_include.value;
+  paths.driver_compile_cache = driver_compile_cache.value;
   return paths;
 }
 

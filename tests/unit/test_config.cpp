@@ -159,6 +159,20 @@ TEST_CASE("config::Config::from_environment reads KERNC_CACHE_DISABLE as 0 or 1 
   }
 }
 
+TEST_CASE("config::Config::from_environment reads KERNC_DRIVER_COMPILE_CACHE, off by default") {
+  Config unset = config_from({{"HOME", "/home/u"}});
+  CHECK_FALSE(unset.driver_compile_cache.value);
+  CHECK(unset.driver_compile_cache.source == "default");
+  CHECK_FALSE(unset.compiler_paths().driver_compile_cache);
+  Config allowed = config_from({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "1"}});
+  CHECK(allowed.driver_compile_cache.value);
+  CHECK(allowed.driver_compile_cache.source == "KERNC_DRIVER_COMPILE_CACHE");
+  CHECK(allowed.compiler_paths().driver_compile_cache);
+  Config off = config_from({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "0"}});
+  CHECK_FALSE(off.compiler_paths().driver_compile_cache);
+  check_rejected({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "yes"}}, "KERNC_DRIVER_COMPILE_CACHE", "yes");
+}
+
 TEST_CASE("config::Config::from_environment rejects malformed values naming the variable") {
   check_rejected({{"KERNC_CACHE_MAX_SIZE", "lots"}}, "KERNC_CACHE_MAX_SIZE", "lots");
   check_rejected({{"KERNC_CACHE_MAX_SIZE", "12X"}}, "KERNC_CACHE_MAX_SIZE", "12X");

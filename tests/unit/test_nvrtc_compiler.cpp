@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
@@ -41,6 +42,22 @@ int cubin_sm(const std::string& cubin) {
 
 bool has(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// NVRTC 12.9+ has the driver's compute cache and its -no-cache flag (NOTE [ the driver's
+// compute cache ], src/compiler/nvrtc_compiler.cpp).
+bool has_driver_cache(const kernc::Compiler& compiler) {
+  int major = 0, minor = 0;
+  std::sscanf(compiler.identity().version.c_str(), "%d.%d", &major, &minor);
+  return major > 12 || (major == 12 && minor >= 9);
+}
+
+// The flags a compile is given: flags(), then the driver's cache flag where NVRTC has one.
+std::vector<std::string> given_flags(const kernc::Compiler& compiler, const Program& program, const Target& target,
+                                     const char* cache_flag = "-no-cache") {
+  auto flags = compiler.flags(program.options, target);
+  if (has_driver_cache(compiler)) flags.push_back(cache_flag);
+  return flags;
 }
 
 }  // namespace
@@ -87,7 +104,7 @@ TEST_CASE("nvrtc::Compiler::compile builds cubin and PTX") {
       CHECK(starts_with(compiled.binary, kernc::test::kElfMagic));
       CHECK(static_cast<unsigned char>(compiled.binary[18]) == kEmCuda);
       CHECK(cubin_sm(compiled.binary) == target.sm_number());
-      CHECK(compiled.flags == compiler.flags(program.options, target));
+      CHECK(compiled.flags == given_flags(compiler, program, target));
       CHECK(has(compiled.flags, std::string("-arch=") + name));
       CHECK(compiled.compiler == compiler.identity().str());
       CHECK(compiled.compile_ms > 0);
@@ -147,7 +164,7 @@ TEST_CASE("nvrtc::Compiler::compile reports a compile error with the log and its
     CHECK(failure->program_name == "kernel.cu");
     CHECK(failure->target == "sm_80");
     CHECK(failure->source == program.source);
-    CHECK(failure->options == nvrtc().flags(program.options, target));
+    CHECK(failure->options == given_flags(nvrtc(), program, target));
     CHECK(has(failure->options, "-DUNUSED=1"));
     // NVRTC writes "kernel.cu(3): error: identifier ... is undefined".
     CHECK(contains(failure->log, "kernel.cu(3)"));
@@ -284,5 +301,31 @@ TEST_CASE("nvrtc: a name expression the module does not define is named in the e
     REQUIRE(error.compile_failure() != nullptr);  // the log is kept
     CHECK_MESSAGE(contains(error.what(), "name expression \"nosuch<int>\" is not defined by the module"), error.what());
     CHECK_MESSAGE(!contains(error.what(), "scale<float>"), error.what());
+  }
+}
+
+TEST_CASE("nvrtc: the driver's compute cache is off unless KERNC_DRIVER_COMPILE_CACHE allows it") {
+  const Program program = kernels_program();
+  const Target target = Target::parse("sm_90");
+  SUBCASE("off by default: -no-cache, outside flags() and so outside the cache key") {
+    const CompiledProgram compiled = nvrtc().compile(program, target);
+    CHECK(compiled.flags == given_flags(nvrtc(), program, target));
+    CHECK_FALSE(has(nvrtc().flags(program.options, target), "-no-cache"));
+    CHECK_FALSE(compiled.driver_cache_hit);
+  }
+  SUBCASE("allowed: NVRTC traces its cache, the trace is read and taken out of the log") {
+    kernc::CompilerLibraryPaths paths;
+    paths.cuda_home = "/usr/local/cuda";
+    paths.driver_compile_cache = true;
+    const auto compiler = kernc::load_compiler(kernc::Backend::cuda, paths);
+    CHECK(compiler->flags(program.options, target) == nvrtc().flags(program.options, target));
+    const CompiledProgram compiled = compiler->compile(program, target);
+    CHECK(compiled.flags == given_flags(*compiler, program, target, "--enable-cache-trace"));
+    CHECK_FALSE(contains(compiled.log, "[nvrtc cache]"));
+    CHECK_FALSE(contains(compiled.log, "driver cache"));
+    // The same program compiled without the cache: the same binary.
+    CHECK(compiled.binary == nvrtc().compile(program, target).binary);
+    // A hit needs a driver to keep the cache; a machine without one compiles every time
+    // (tests/gpu has the hit: test_gpu_driver_cache.cpp).
   }
 }

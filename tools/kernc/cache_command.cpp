@@ -44,6 +44,7 @@ CacheDirectory open_store(const Config& config) { return CacheDirectory(config.c
 nlohmann::json stats_json(const CacheStats& s) {
   return {{"memory_hits", s.memory_hits}, {"disk_hits", s.disk_hits},   {"read_only_hits", s.read_only_hits},
           {"fallback_hits", s.fallback_hits}, {"compiles", s.compiles},
+          {"driver_cache_hits", s.driver_cache_hits},
           {"compile_failures", s.compile_failures}, {"compile_ms", s.compile_ms}, {"load_ms", s.load_ms},
           {"corrupt_entries", s.corrupt_entries}, {"evictions", s.evictions}, {"store_failures", s.store_failures},
           {"remote_hits", s.remote_hits}, {"remote_misses", s.remote_misses}, {"remote_rejected", s.remote_rejected},
@@ -84,6 +85,7 @@ int run_stats(const CacheCommandOptions& options, const Config& config) {
   fmt::print("fallback hits     {}\n", stats.fallback_hits);
   fmt::print("compiles          {}\n", stats.compiles);
   fmt::print("compile failures  {}\n", stats.compile_failures);
+  fmt::print("driver cache hits {}\n", stats.driver_cache_hits);
   fmt::print("compile time      {:.1f} ms\n", stats.compile_ms);
   fmt::print("load time         {:.1f} ms\n", stats.load_ms);
   fmt::print("corrupt entries   {}\n", stats.corrupt_entries);
