@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernc/cache_stats.hpp"
@@ -83,6 +84,11 @@ class KERNC_API Cache {
   std::string key(const Program& program, const Target& target, const Compiler& compiler) const;
   /// The tagged material that key() hashes, readable, for explaining a miss.
   std::string key_material(const Program& program, const Target& target, const Compiler& compiler) const;
+  /// The same inputs as (field, value) pairs, the options one field per option, as an
+  /// entry records them under "inputs" (cache/FORMAT.md): what `kernc cache explain`
+  /// compares with a cached entry's to say which input differs.
+  std::vector<std::pair<std::string, std::string>> key_inputs(const Program& program, const Target& target,
+                                                              const Compiler& compiler) const;
 
   /// Whether the user's disk cache holds an entry file for `key` now (read-only tiers and
   /// memory do not count): what a precompile leaves behind.

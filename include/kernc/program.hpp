@@ -13,12 +13,22 @@
 
 namespace kernc {
 
+/// What a program was generated for, recorded in its cache entry so that `kernc cache ls`
+/// can name it. Descriptive only: it is not part of the cache key (two kernels that
+/// generate the same program share one entry, which names the first one compiled).
+struct KERNC_API ProgramOrigin {
+  std::string kernel;     ///< the kernel's (or raw module's) name; empty: unknown
+  std::string signature;  ///< the variant's resolved types, e.g. "float32, float32 -> float32"; empty for raw code
+  std::string layout;     ///< the variant's layout class, e.g. "contiguous"; empty for raw code
+};
+
 /// Source code plus everything that decides how it compiles, except the target.
 struct KERNC_API Program {
   std::string name = "kernel.cu";              ///< file name the compiler reports in its log
   std::string source;                          ///< the whole translation unit
   std::vector<std::string> name_expressions;   ///< e.g. "my_kernel<float, 4>"
   CompileOptions options;
+  ProgramOrigin origin;                        ///< not hashed: see ProgramOrigin
 };
 
 /// What a compiler produced for one Program and one Target.

@@ -313,6 +313,15 @@ std::string Cache::key_material(const Program& program, const Target& target, co
   return material + fmt::format("{:<12} {}\n", "key", digest);
 }
 
+std::vector<std::pair<std::string, std::string>> Cache::key_inputs(const Program& program, const Target& target,
+                                                                   const Compiler& compiler) const {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (auto& input : cache::key_inputs(program, target, compiler.identity())) {
+    inputs.emplace_back(std::move(input.field), std::move(input.value));
+  }
+  return inputs;
+}
+
 CacheResult Cache::get_or_compile(const Program& program, const Target& target, const Compiler& compiler) {
   auto start = std::chrono::steady_clock::now();
   auto elapsed_ms = [&start] {
@@ -403,7 +412,9 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
                             compiler.identity().str(), result.program->compile_ms, result.program->binary.size(),
                             result.key);
       if ((impl_->store && impl_->store->writable()) || (impl_->remote && impl_->remote->writable())) {
-        impl_->store_compiled(result.key, cache::encode_entry(result.key, *result.program, compiler.identity()), program);
+        impl_->store_compiled(result.key, cache::encode_entry(result.key, *result.program, compiler.identity(),
+                                                                 cache::describe_entry(program, target, compiler.identity())),
+                              program);
       }
       impl_->memory.insert(result.key, result.program);
     }

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernc/compiler.hpp"
 #include "kernc/program.hpp"
@@ -56,6 +57,19 @@ std::string entry_key(const std::string& program_key, const CompilerIdentity& co
 /// The whole key of (program, target) for a compiler; `material` as above.
 std::string compute_key(const Program& program, const Target& target, const CompilerIdentity& compiler,
                         std::string* material = nullptr);
+
+/// One input of a key, as an entry records it (NOTE [ entry description ] in
+/// entry_format.hpp) and `kernc cache explain` compares it: a field of NOTE [ cache key ],
+/// with the options broken out one field per option, and its value, or when it is long
+/// or spans lines, "<size> bytes, sha256 <hex>".
+struct KeyInput {
+  std::string field;
+  std::string value;
+  bool operator==(const KeyInput& other) const { return field == other.field && value == other.value; }
+};
+
+/// The inputs that compute_key hashes for (program, target, compiler), in the key's order.
+std::vector<KeyInput> key_inputs(const Program& program, const Target& target, const CompilerIdentity& compiler);
 
 /// Whether `name` has the shape of a key ("<64 hex>-<16 hex>").
 bool is_key(std::string_view name);

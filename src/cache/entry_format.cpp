@@ -43,7 +43,12 @@ std::optional<StoredEntry> fail(std::string* problem, std::string why) {
 
 }  // namespace
 
-std::string encode_entry(const std::string& key, const CompiledProgram& program, const CompilerIdentity& compiler) {
+EntryDescription describe_entry(const Program& program, const Target& target, const CompilerIdentity& compiler) {
+  return {program.origin, key_inputs(program, target, compiler)};
+}
+
+std::string encode_entry(const std::string& key, const CompiledProgram& program, const CompilerIdentity& compiler,
+                         const EntryDescription& description) {
   nlohmann::json metadata = {
       {"key", key},
       {"backend", to_string(program.target.backend())},
@@ -59,6 +64,16 @@ std::string encode_entry(const std::string& key, const CompiledProgram& program,
       {"compile_ms", program.compile_ms},
       {"created", utc_now()},
   };
+  // NOTE [ entry description ]
+  const ProgramOrigin& origin = description.origin;
+  if (!origin.kernel.empty()) {
+    metadata["kernel"] = {{"name", origin.kernel}, {"signature", origin.signature}, {"layout", origin.layout}};
+  }
+  if (!description.inputs.empty()) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& input : description.inputs) inputs.push_back({input.field, input.value});
+    metadata["inputs"] = std::move(inputs);
+  }
   // Logs and raw flags may carry bytes that are not UTF-8; they are informational, so
   // they are stored with replacement characters rather than refusing the entry.
   std::string meta = metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -13,11 +13,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kernc/compiler.hpp"
 #include "kernc/program.hpp"
+#include "cache/cache_key.hpp"
 
 namespace kernc::cache {
 
@@ -31,8 +33,29 @@ struct StoredEntry {
   CompiledProgram program;
 };
 
+// NOTE [ entry description ]
+// An entry says what it is for: the kernel and variant (ProgramOrigin) under "kernel",
+// and the inputs of its key (cache::key_inputs) under "inputs", so that `kernc cache ls`
+// names kernels and `kernc cache explain` can say which input differs when a kernel
+// misses. Both are optional metadata fields: entries of an older kernc have neither and
+// stay readable (tests/unit/test_cache_golden.cpp reads one), and the format version is
+// unchanged, as neither the layout nor the key changed.
+// Trust: the description lies inside the checksummed metadata, so it is covered by the
+// same checksum and the same file trust rule (NOTE [ entry trust ]) as the binary. It is
+// never an input of a look-up either: an entry is found by its key, which kernc computes
+// itself, so a description that lies can mislead `cache ls`/`explain` but cannot make
+// kernc load a binary built from other inputs.
+struct EntryDescription {
+  ProgramOrigin origin;
+  std::vector<KeyInput> inputs;
+};
+
+/// What an entry of (program, target) compiled by `compiler` records about itself.
+EntryDescription describe_entry(const Program& program, const Target& target, const CompilerIdentity& compiler);
+
 /// The bytes of an entry file for `program` under `key`.
-std::string encode_entry(const std::string& key, const CompiledProgram& program, const CompilerIdentity& compiler);
+std::string encode_entry(const std::string& key, const CompiledProgram& program, const CompilerIdentity& compiler,
+                         const EntryDescription& description = {});
 
 /// Decodes and checks an entry file. On any problem (short, foreign magic, other version,
 /// bad sizes, checksum mismatch, unreadable metadata, a key other than `expected_key`

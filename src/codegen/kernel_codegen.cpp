@@ -74,9 +74,16 @@ std::string type_headers(const ResolvedTypes& resolved, const std::vector<const 
   return out;
 }
 
-Program make_program(const std::string& name, std::string source, const CompileOptions& options) {
+// The kernel and variant a generated program is for, as its cache entry records them.
+ProgramOrigin origin_of(const std::string& name, const CallTypes& types, const ResolvedTypes& resolved,
+                        const Layout& layout) {
+  return {name, format_call_signature(dsl::resolved_call_types(types, resolved)), layout.str()};
+}
+
+Program make_program(ProgramOrigin origin, std::string source, const CompileOptions& options) {
   Program program;
-  program.name = name + ".cu";
+  program.name = origin.kernel + ".cu";
+  program.origin = std::move(origin);
   program.source = finish_line_directives(std::move(source), program.name);
   program.options = options;
   for (auto& [header, content] : device_headers()) program.options.headers[header] = content;
@@ -121,7 +128,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
     preload_decls += fmt::format("    {} _v_{}[{}];\n", type, p.name, per_thread);
-    refs += fmt::format("{}const {}& {} = _v_{}[_k];\n", indent, type, p.name, p.name);
+    refs += fmt::format("{}const {}& {} __attribute__((unused)) = _v_{}[_k];\n", indent, type, p.name, p.name);
     if (contiguous) {
       note_vector_array(type, p.name);
       vector_loads += fmt::format("      kernc::VectorAccess<{}, _kN>::load(_v_{}, _raw_{}.data_ + _base);\n", type,
@@ -167,13 +174,13 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     if (p.raw) continue;
     const std::string type = c_type(p, resolved.outputs[k]);
     if (!contiguous || !access.in_registers) {
-      refs += fmt::format("{}{}& {} = _raw_{}[{}];\n", indent, type, p.name, p.name, contiguous ? "i" : "_ind.get()");
+      refs += fmt::format("{}{}& {} __attribute__((unused)) = _raw_{}[{}];\n", indent, type, p.name, p.name, contiguous ? "i" : "_ind.get()");
       continue;
     }
     // NOTE [ outputs in registers ] (src/dsl/output_access.hpp)
     note_vector_array(type, p.name);
     preload_decls += fmt::format("    {} _o_{}[_kN];\n", type, p.name);
-    refs += fmt::format("{}{}& {} = _o_{}[_k];\n", indent, type, p.name, p.name);
+    refs += fmt::format("{}{}& {} __attribute__((unused)) = _o_{}[_k];\n", indent, type, p.name, p.name);
     if (!access.write_only[k]) {
       vector_loads += fmt::format("      kernc::VectorAccess<{}, _kN>::load(_o_{}, _raw_{}.data_ + _base);\n", type,
                                   p.name, p.name);
@@ -206,7 +213,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     values["rank"] = std::to_string(rank);
     values["staged_loads"] = staged_loads;
     values["input_sizes"] = input_sizes.empty() ? "1" : input_sizes;
-    return make_program(name, render("elementwise_tiled.cu.in", template_file("elementwise_tiled.cu.in"), values), o.compile);
+    return make_program(origin_of(name, types, resolved, layout), render("elementwise_tiled.cu.in", template_file("elementwise_tiled.cu.in"), values), o.compile);
   }
   if (contiguous) {
     std::vector<std::size_t> item_sizes;
@@ -224,11 +231,11 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     values["scalar_stores"] = scalar_stores;
     values["outputs_note"] = !access.in_registers ? "here the operation may leave the loop early: outputs are bound to memory"
                                                   : "NOTE [ outputs in registers ], src/dsl/output_access.hpp";
-    return make_program(name, render("elementwise_contiguous.cu.in", template_file("elementwise_contiguous.cu.in"), values),
+    return make_program(origin_of(name, types, resolved, layout), render("elementwise_contiguous.cu.in", template_file("elementwise_contiguous.cu.in"), values),
                         o.compile);
   }
   values["rank"] = std::to_string(rank);
-  return make_program(name, render("elementwise.cu.in", template_file("elementwise.cu.in"), values), o.compile);
+  return make_program(origin_of(name, types, resolved, layout), render("elementwise.cu.in", template_file("elementwise.cu.in"), values), o.compile);
 }
 
 Program render_reduction(const detail::ReductionDefinition& definition, const CallTypes& types,
@@ -275,7 +282,7 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
         column_decls += fmt::format("        {} _v_{}[_kUnroll][_kColumns];\n", type, p.name);
         column_loads += fmt::format("            kernc::VectorAccess<{}, _kColumns>::load(_v_{}[_k], &_rows_{}.at(_row_{}, _jl));\n",
                                     type, p.name, p.name, p.name);
-        column_refs += fmt::format("              const {}& {} = _v_{}[_k][_c];\n", type, p.name, p.name);
+        column_refs += fmt::format("              const {}& {} __attribute__((unused)) = _v_{}[_k][_c];\n", type, p.name, p.name);
         host_flat_check += fmt::format("    _flat = _flat && _rows_{}.side_by_side(_i_first, _n);\n", p.name);
         host_segments += fmt::format(
             "    char* _segment_{0}[_kBand];\n"
@@ -299,13 +306,13 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
             "            }}\n",
             type, p.name);
       }
-      input_refs += fmt::format("              const {}& {} = _v_{}[_k][_e];\n", type, p.name, p.name);
+      input_refs += fmt::format("              const {}& {} __attribute__((unused)) = _v_{}[_k][_e];\n", type, p.name, p.name);
     }
   }
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const auto& p = sig.out[k];
     params += param_decl(p, resolved.outputs[k], false, rank, layout);
-    if (!p.raw) output_refs += fmt::format("        {}& {} = _raw_{}[_i];\n", c_type(p, resolved.outputs[k]), p.name, p.name);
+    if (!p.raw) output_refs += fmt::format("        {}& {} __attribute__((unused)) = _raw_{}[_i];\n", c_type(p, resolved.outputs[k]), p.name, p.name);
   }
   const auto& o = definition.options;
   std::string reduce_type = o.reduce_type;
@@ -368,7 +375,7 @@ Program render_reduction(const detail::ReductionDefinition& definition, const Ca
     column_values["host_refs"] = host_refs;
     values["columns_kernel"] = render("reduction_columns.cu.in", template_file("reduction_columns.cu.in"), column_values);
   }
-  return make_program(name, render("reduction.cu.in", template_file("reduction.cu.in"), values), o.compile);
+  return make_program(origin_of(name, types, resolved, layout), render("reduction.cu.in", template_file("reduction.cu.in"), values), o.compile);
 }
 
 namespace {

@@ -1,6 +1,8 @@
 #include "codegen/snippets.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -113,11 +115,61 @@ std::string map_log_to_snippets(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Whether a log line starts a diagnostic: NVRTC's "x.cu(3): error: ...", a compiler's
+// "x.cu:3:5: warning: ...", and the same once mapped to a snippet.
+bool starts_diagnostic(std::string_view line) {
+  if (line.empty() || line[0] == ' ' || line[0] == '\t') return false;
+  for (std::string_view kind : {": error", ": warning", ": remark", ": note", ": catastrophic error"}) {
+    if (line.find(kind) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace codegen {
+
+// A snippet that is spliced into generated code twice (the contiguous kernel's vector and
+// scalar paths) or into two instantiations draws the same diagnostic twice from a compiler
+// that reports each: the user's error reads once (issue 34).
+std::string drop_repeated_diagnostics(const std::string& log) {
+  std::string out;
+  std::vector<std::string_view> seen;
+  bool dropping = false;
+  std::size_t start = 0;
+  const std::string_view text = log;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    const std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const bool indented = !line.empty() && (line[0] == ' ' || line[0] == '\t' || line[0] == '^');
+    if (starts_diagnostic(line)) {
+      dropping = std::find(seen.begin(), seen.end(), line) != seen.end();
+      if (!dropping) seen.push_back(line);
+    } else if (!indented && !line.empty()) {
+      dropping = false;  // a line of its own ("In function ...", "1 error detected ..."): kept
+    }
+    // A dropped diagnostic takes its quoted source and caret lines, and the blank line after them.
+    if (!dropping) {
+      out.append(line.data(), line.size());
+      if (end != std::string_view::npos) out += '\n';
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  // A log that did not end in a newline does not end in one after a dropped last line.
+  if (!out.empty() && out.back() == '\n' && !log.empty() && log.back() != '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace codegen
+
 Error map_error_to_snippets(const Error& error) {
   const CompileFailure* failure = error.compile_failure();
   if (!failure) return error;
   CompileFailure mapped = *failure;
-  mapped.log = map_log_to_snippets(failure->log);
+  mapped.log = codegen::drop_repeated_diagnostics(map_log_to_snippets(failure->log));
   return Error(map_log_to_snippets(error.what()), std::move(mapped));
 }
 

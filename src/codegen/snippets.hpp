@@ -21,4 +21,8 @@ std::string wrap_snippet(std::string_view kernel_name, std::string_view snippet_
 /// Replaces the markers wrap_snippet left with real line numbers of `source`.
 std::string finish_line_directives(std::string source, std::string_view program_name);
 
+/// `log` without a diagnostic that repeats an earlier one word for word (with its quoted
+/// source and caret lines): map_error_to_snippets applies it.
+std::string drop_repeated_diagnostics(const std::string& log);
+
 }  // namespace kernc::codegen

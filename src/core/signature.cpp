@@ -77,6 +77,18 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 DType signature_dtype(const std::string& item, const std::string& whole) {
+  // NOTE [ ambiguous float ]
+  // "float" is float64 to NumPy (and to parse_dtype) and float32 to every CUDA programmer.
+  // Where it names the dtype of data — a signature here, a dtype name of the CLI
+  // (parse_dtype_name, src/host/host_values.cpp) — it is refused rather than guessed. A
+  // kernel parameter keeps CuPy's float64 so that CuPy kernels port verbatim, with a
+  // warning (src/dsl/params.cpp); docs/spec-format.md says the same.
+  if (item == "float") {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("signature \"{}\": \"float\" is ambiguous (NumPy's float is float64, CUDA's float is "
+                            "float32): write float32 or float64",
+                            whole));
+  }
   auto dtype = parse_dtype(item);
   if (!dtype) {
     throw Error(ErrorCode::invalid_argument,

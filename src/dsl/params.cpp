@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/log.hpp"
 #include "kernc/error.hpp"
 #include "kernc/limits.hpp"
 
@@ -94,6 +95,13 @@ Param parse_one(std::string_view text, std::string_view which, bool output) {
   std::string_view type = words[0];
   if (auto dtype = parse_dtype(type)) {
     param.dtype = dtype;
+    // NOTE [ ambiguous float ] (src/core/signature.cpp): a parameter keeps CuPy's meaning,
+    // so that CuPy kernels port verbatim, but never silently.
+    if (type == "float") {
+      detail::logger().warn("{}: \"{}\": \"float\" is NumPy's float64 here, as in CuPy; CUDA's float is float32: "
+                            "write float32 or float64 to say which",
+                            which, text);
+    }
   } else if (type.size() == 1 && std::isalpha(static_cast<unsigned char>(type[0]))) {
     param.placeholder = std::string(type);
   } else {

@@ -241,6 +241,11 @@ std::optional<Scalar> parse_scalar(const std::string& text) {
 }
 
 DType parse_dtype_name(const std::string& text, const std::string& where) {
+  if (text == "float") {  // NOTE [ ambiguous float ] (src/core/signature.cpp)
+    throw bad_value(fmt::format("{}: \"float\" is ambiguous (NumPy's float is float64, CUDA's float is float32): "
+                                "write float32 or float64",
+                                where));
+  }
   if (auto dtype = parse_dtype(text)) return *dtype;
   std::size_t count = 0;
   const DType* all = all_dtypes(&count);

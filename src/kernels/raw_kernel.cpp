@@ -30,6 +30,7 @@ void check_raw_definition(const char* kind, const std::string& name, const std::
 Program raw_program(const std::string& name, const std::string& code, const CompileOptions& options) {
   Program program;
   program.name = name + ".cu";
+  program.origin.kernel = name;
   program.source = code;
   program.options = options;
   codegen::bridge_cucomplex(program);  // NOTE [ cuComplex bridge ]

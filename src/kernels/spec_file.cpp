@@ -21,6 +21,20 @@ Error bad(const std::string& where, const std::string& what) {
   return Error(ErrorCode::invalid_argument, fmt::format("{}: {}", where, what));
 }
 
+// The JSON library's message in kernc's words: without its internal tag
+// ("[json.exception.parse_error.101] parse error at "), keeping the line and column.
+std::string json_problem(const json::exception& error) {
+  std::string message = error.what();
+  if (message.rfind("[json.exception.", 0) == 0) {
+    const std::size_t end = message.find("] ");
+    if (end != std::string::npos) message.erase(0, end + 2);
+  }
+  for (const char* prefix : {"parse error at ", "parse error: "}) {
+    if (message.rfind(prefix, 0) == 0) message.erase(0, std::string(prefix).size());
+  }
+  return message;
+}
+
 // Rejects keys outside `allowed`: a misspelt field must not be silently ignored.
 void check_keys(const json& object, const std::string& where, const std::set<std::string>& allowed) {
   for (const auto& item : object.items()) {
@@ -197,6 +211,7 @@ SpecKernel parse_kernel(const json& kernel, size_t index, const std::string& bas
     } catch (const Error& error) {
       if (error.code() != ErrorCode::invalid_argument) throw;
       std::string message = error.what();
+      if (message.rfind(where + ": ", 0) == 0) throw;  // a field of the spec, named already
       if (message.rfind(name + ": ", 0) == 0) message.erase(0, name.size() + 2);
       throw bad(where, message);
     }
@@ -377,7 +392,7 @@ Spec parse_spec(const std::string& json_text, const std::string& base_dir) {
   } catch (const json::exception& error) {
     // parse_error, and out_of_range for a number too large for a double ("1E400"):
     // found by tests/fuzz/fuzz_spec.
-    throw Error(ErrorCode::invalid_argument, fmt::format("spec is not valid JSON: {}", error.what()));
+    throw Error(ErrorCode::invalid_argument, fmt::format("spec is not valid JSON: {}", json_problem(error)));
   }
   if (!document.is_object()) throw Error(ErrorCode::invalid_argument, "spec: the top level must be an object");
   check_keys(document, "spec", {"kernels", "comment"});

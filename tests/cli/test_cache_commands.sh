@@ -36,8 +36,9 @@ TEST "cache ls lists the entries, as text and as JSON"
 compile_two_kernels
 expect_exit 0 kernc cache ls
 expect_contains "$OUT" "2 entries"
-expect_match "$OUT" "^${SM90_KEY:0:12} +sm_90 +nvrtc "
-expect_match "$OUT" "^${GFX_KEY:0:12} +gfx90a +hiprtc "
+expect_match "$OUT" "^KEY +KERNEL +VARIANT +TARGET +COMPILER +SIZE +LAST USED$"
+expect_match "$OUT" "^${SM90_KEY:0:12} +k\.cu +- +sm_90 +nvrtc "
+expect_match "$OUT" "^${GFX_KEY:0:12} +k\.cu +- +gfx90a +hiprtc "
 expect_not_contains "$OUT" "BAD"
 expect_json ls.json 'len(d)' 2
 expect_json ls.json 'all(re.fullmatch("[0-9a-f]{64}-[0-9a-f]{16}", e["key"]) for e in d)' true

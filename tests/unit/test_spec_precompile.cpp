@@ -235,7 +235,9 @@ TEST_CASE("spec::parse_spec rejects what it does not understand, naming the kern
       {"two kernels of one name",
        R"({"kernels": [{"kind": "raw", "name": "k", "code": "x"}, {"kind": "raw", "name": "k", "code": "y"}]})",
        {"spec: two kernels are named k"}},
-      {"not JSON", "{\"kernels\": [", {"spec is not valid JSON"}},
+      {"not JSON", "{\"kernels\": [", {"spec is not valid JSON: line 1, column 14: syntax error"}},
+      {"an ambiguous dtype", one_kernel(kElementwise + R"(, "signatures": ["float -> float"])"),
+       {"\"float\" is ambiguous (NumPy's float is float64, CUDA's float is float32): write float32 or float64"}},
       {"an unknown top-level field",
        R"({"kernel": []})",
        {"spec: unknown field \"kernel\" (known fields: comment, kernels)"}},
@@ -246,6 +248,10 @@ TEST_CASE("spec::parse_spec rejects what it does not understand, naming the kern
     CAPTURE(std::string(c.what));
     std::string message = spec_error(c.json);
     CAPTURE(message);
+    // kernc's words, naming the kernel once (issue 34: "kernel a: kernel a: missing field").
+    CHECK(message.find("json.exception") == std::string::npos);
+    CHECK(message.find("kernel k: kernel k") == std::string::npos);
+    CHECK(message.find("kernel ew: kernel ew") == std::string::npos);
     for (const auto& part : c.message_parts) {
       CAPTURE(part);
       CHECK(contains(message, part));

@@ -1,4 +1,4 @@
-// kernc cache stats|ls|verify|prune|clear|inspect|merge|check: look after the disk cache.
+// kernc cache stats|ls|verify|prune|clear|inspect|merge|check|explain: look after the disk cache.
 
 #include <unistd.h>
 
@@ -23,6 +23,7 @@ struct CacheCommandOptions {
   bool zero = false;
   std::string max_size;
   std::string key;
+  std::string kernel;  ///< ls, inspect, explain: only entries of this kernel
   std::string extract;
   std::string spec;
   std::string targets;
@@ -105,6 +106,19 @@ int run_stats(const CacheCommandOptions& options, const Config& config) {
   return kExitOk;
 }
 
+// The kernel and variant an entry records (NOTE [ entry description ] in
+// src/cache/entry_format.hpp); entries of an older kernc have none and show "?".
+std::string entry_kernel(const nlohmann::json& metadata) {
+  return metadata.contains("kernel") ? metadata["kernel"].value("name", "") : "";
+}
+
+std::string entry_variant(const nlohmann::json& metadata) {
+  if (!metadata.contains("kernel")) return "";
+  const auto& kernel = metadata["kernel"];
+  const std::string signature = kernel.value("signature", ""), layout = kernel.value("layout", "");
+  return signature.empty() ? layout : layout.empty() ? signature : signature + " " + layout;
+}
+
 int run_ls(const CacheCommandOptions& options, const Config& config) {
   auto store = open_store(config);
   nlohmann::json rows = nlohmann::json::array();
@@ -123,9 +137,13 @@ int run_ls(const CacheCommandOptions& options, const Config& config) {
       row["compiler"] = metadata.value("compiler", "");
       row["created"] = metadata.value("created", "");
       row["lowered_names"] = metadata.value("lowered_names", nlohmann::json::object());
+      row["kernel"] = entry_kernel(metadata);
+      row["variant"] = entry_variant(metadata);
     } else {
       row["problem"] = problem;
     }
+    // A damaged entry names no kernel, so a filter leaves it out; `cache verify` reports it.
+    if (!options.kernel.empty() && row.value("kernel", "") != options.kernel) continue;
     rows.push_back(row);
   }
   if (options.format == "json") {
@@ -134,13 +152,24 @@ int run_ls(const CacheCommandOptions& options, const Config& config) {
   }
   // The compiler column as wide as its longest name: a host compiler's ("host-c++ g++ (Debian
   // 12.2.0-14) 12.2.0 (x86_64-linux-gnu)") is much longer than NVRTC's.
-  std::size_t compiler_width = 18;
-  for (const auto& row : rows) compiler_width = std::max(compiler_width, row.value("compiler", "?").size());
-  fmt::print("{:<14} {:<16} {:<{}} {:>10}  {}\n", "KEY", "TARGET", "COMPILER", compiler_width, "SIZE", "LAST USED");
+  std::size_t compiler_width = 18, kernel_width = 6, variant_width = 7;
+  auto shown = [](const nlohmann::json& row, const char* field) {
+    std::string value = row.value(field, "");
+    return value.empty() ? std::string("?") : value;
+  };
+  for (auto& row : rows) {
+    // Raw code has no variant: "-", where "?" means an entry that records none.
+    if (!row.value("kernel", "").empty() && row.value("variant", "").empty()) row["variant"] = "-";
+    compiler_width = std::max(compiler_width, shown(row, "compiler").size());
+    kernel_width = std::max(kernel_width, shown(row, "kernel").size());
+    variant_width = std::max(variant_width, shown(row, "variant").size());
+  }
+  fmt::print("{:<14} {:<{}} {:<{}} {:<16} {:<{}} {:>10}  {}\n", "KEY", "KERNEL", kernel_width, "VARIANT", variant_width,
+             "TARGET", "COMPILER", compiler_width, "SIZE", "LAST USED");
   for (const auto& row : rows) {
-    fmt::print("{:<14} {:<16} {:<{}} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
-               row.value("target", "?"), row.value("compiler", "?"), compiler_width,
-               format_size(row["size_bytes"].get<std::uint64_t>()),
+    fmt::print("{:<14} {:<{}} {:<{}} {:<16} {:<{}} {:>10}  {}{}\n", short_key(row["key"].get<std::string>()),
+               shown(row, "kernel"), kernel_width, shown(row, "variant"), variant_width, shown(row, "target"),
+               shown(row, "compiler"), compiler_width, format_size(row["size_bytes"].get<std::uint64_t>()),
                row["last_used"].get<std::string>(),
                row.contains("problem") ? "  BAD: " + row["problem"].get<std::string>() : "");
   }
@@ -235,9 +264,52 @@ int run_clear(const CacheCommandOptions& options, const Config& config) {
   return kExitOk;
 }
 
+int inspect_entry(const CacheCommandOptions& options, const CacheDirectory& store, const CacheEntryFile& file);
+
+// One entry (by key), or with --kernel every entry of that kernel.
 int run_inspect(const CacheCommandOptions& options, const Config& config) {
   auto store = open_store(config);
-  const CacheEntryFile file = store.find(options.key);
+  if (options.key.empty() && options.kernel.empty()) {
+    throw Error(ErrorCode::invalid_argument, "cache inspect needs a key (or a prefix of one), or --kernel NAME");
+  }
+  if (!options.key.empty()) {
+    const CacheEntryFile file = store.find(options.key);
+    if (!options.kernel.empty()) {
+      std::string problem;
+      auto entry = store.read(file, &problem);
+      const std::string kernel = entry ? entry_kernel(nlohmann::json::parse(entry->metadata_json)) : "";
+      if (kernel != options.kernel) {
+        throw Error(ErrorCode::not_found, fmt::format("entry {} is {}, not of kernel {}", short_key(file.key),
+                                                      kernel.empty() ? "of no recorded kernel" : "of kernel " + kernel,
+                                                      options.kernel));
+      }
+    }
+    return inspect_entry(options, store, file);
+  }
+  // Several entries: blank lines between them, or one JSON array of their objects.
+  const bool json = options.format == "json";
+  int status = kExitOk, shown = 0;
+  for (const auto& file : store.list()) {
+    std::string problem;
+    auto entry = store.read(file, &problem);
+    if (!entry || entry_kernel(nlohmann::json::parse(entry->metadata_json)) != options.kernel) continue;
+    if (shown++ == 0) {
+      if (json) fmt::print("[\n");
+    } else {
+      fmt::print(json ? ",\n" : "\n");
+    }
+    status = std::max(status, inspect_entry(options, store, file));
+  }
+  if (json && shown > 0) fmt::print("]\n");
+  if (shown == 0) {
+    throw Error(ErrorCode::not_found, fmt::format("no entry in {} records kernel {} (entries written before kernc "
+                                                  "recorded kernel names show \"?\" in `kernc cache ls`)",
+                                                  store.root(), options.kernel));
+  }
+  return status;
+}
+
+int inspect_entry(const CacheCommandOptions& options, const CacheDirectory& store, const CacheEntryFile& file) {
   const std::string& key = file.key;
   const std::string& path = file.path;
   std::string problem;
@@ -256,6 +328,12 @@ int run_inspect(const CacheCommandOptions& options, const Config& config) {
   }
   const auto m = nlohmann::json::parse(entry->metadata_json);
   fmt::print("key        {}\npath       {}\n", key, path);
+  if (m.contains("kernel")) {
+    fmt::print("kernel     {}\n", entry_kernel(m));
+    if (!entry_variant(m).empty()) fmt::print("variant    {}\n", entry_variant(m));
+  } else {
+    fmt::print("kernel     ? (written by a kernc that did not record it)\n");
+  }
   fmt::print("target     {} ({})\n", m.value("target", ""), m.value("binary_kind", ""));
   fmt::print("compiler   {} ({})\n", m.value("compiler", ""), m.value("compiler_library", ""));
   fmt::print("created    {}\ncompile    {:.2f} ms\n", m.value("created", ""), m.value("compile_ms", 0.0));
@@ -265,6 +343,12 @@ int run_inspect(const CacheCommandOptions& options, const Config& config) {
   fmt::print("flags     {}\n", flags);
   for (const auto& [expression, lowered] : entry->program.lowered_names) fmt::print("name       {} -> {}\n", expression, lowered);
   if (::access(store.source_path(key).c_str(), R_OK) == 0) fmt::print("source     {}\n", store.source_path(key));
+  if (m.contains("inputs")) {
+    fmt::print("inputs of the key\n");
+    for (const auto& input : m["inputs"]) {
+      fmt::print("    {:<24} {}\n", input.at(0).get<std::string>(), input.at(1).get<std::string>());
+    }
+  }
   if (!entry->program.log.empty()) fmt::print("log\n{}\n", entry->program.log);
   if (!options.extract.empty()) fmt::print("wrote      {}\n", options.extract);
   return kExitOk;
@@ -276,39 +360,61 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<CacheCommandOptions>();
   auto* sub = app.add_subcommand("cache", "Inspect and look after the disk cache");
   sub->require_subcommand(1);
+  sub->footer(exit_codes_help({kExitIo, kExitCacheDamaged, kExitNotFound, kExitEnvironment, kExitNotPrecompiled}));
   auto add_format = [&options](CLI::App* command) {
     command->add_option("--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   };
   auto* stats = sub->add_subcommand("stats", "Counters summed over every process that used this cache");
   add_format(stats);
+  stats->footer(exit_codes_help({kExitIo}));
   stats->add_flag("--zero", options->zero, "Reset the counters");
-  auto* ls = sub->add_subcommand("ls", "List entries, least recently used first");
+  auto* ls = sub->add_subcommand("ls", "List entries, least recently used first, with the kernel and variant each is for");
   add_format(ls);
+  ls->footer(exit_codes_help({kExitIo}));
+  ls->add_option("--kernel", options->kernel, "Only the entries of this kernel");
   auto* verify = sub->add_subcommand("verify", "Check every entry's header, checksum and metadata");
   add_format(verify);
+  verify->footer(exit_codes_help({kExitIo, kExitCacheDamaged}));
   verify->add_flag("--fix", options->fix, "Remove the bad entries");
   auto* prune = sub->add_subcommand("prune", "Evict least recently used entries down to a size");
   prune->add_option("--max-size", options->max_size, "Size to prune to (default: KERNC_CACHE_MAX_SIZE)");
   add_format(prune);
+  prune->footer(exit_codes_help({kExitIo}));
   auto* clear = sub->add_subcommand("clear", "Remove every entry");
   add_format(clear);
-  auto* inspect = sub->add_subcommand("inspect", "Show one entry's metadata");
+  clear->footer(exit_codes_help({kExitIo}));
+  auto* inspect = sub->add_subcommand("inspect", "Show one entry's metadata: kernel, variant, target, compiler, "
+                                      "the inputs of its key");
   add_format(inspect);
-  inspect->add_option("key", options->key, "The key, or a unique prefix of it")->required();
+  inspect->footer(exit_codes_help({kExitIo, kExitCacheDamaged, kExitNotFound}));
+  inspect->add_option("key", options->key, "The key, or a unique prefix of it (or --kernel)");
+  inspect->add_option("--kernel", options->kernel, "Every entry of this kernel (with a key: check the entry is of it)");
   inspect->add_option("--extract", options->extract, "Write the entry's binary to this file");
 
   auto* merge = sub->add_subcommand("merge", "Copy the entries of other cache directories (CI shards' artifacts) "
                                     "into this one, checking each; exit 5 if any was bad");
   add_format(merge);
+  merge->footer(exit_codes_help({kExitIo, kExitCacheDamaged}));
   merge->add_option("directories", options->merge_sources, "Cache directories to merge from")->required();
 
   auto* check = sub->add_subcommand("check", "Exit 0 only if every variant of a spec can be served without compiling");
   add_format(check);
+  check->footer(exit_codes_help({kExitEnvironment, kExitIo, kExitNotFound, kExitNotPrecompiled}));
   check->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
-  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, cpu-x86-64-v3, cpu (this machine), ...")
-      ->required();
+  check->add_option("-t,--target", options->targets, "Comma-separated device architectures: sm_86, sm_90, gfx90a, cpu-x86-64-v3, cpu (this machine), ... (repeatable: -t sm_80 -t sm_90)")
+      ->join(',')->required();
 
-  auto run = [options, &global, stats, ls, verify, prune, clear, inspect, merge, check]() -> int {
+  auto* explain = sub->add_subcommand("explain", "Say which entry serves each variant of a spec kernel for a target; "
+                                      "for one that none serves, which inputs the nearest entry differs in; exit 8 "
+                                      "if any variant is not served");
+  add_format(explain);
+  explain->footer(exit_codes_help({kExitEnvironment, kExitIo, kExitNotFound, kExitNotPrecompiled}));
+  explain->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();
+  explain->add_option("--kernel", options->kernel, "The spec's kernel to explain")->required();
+  explain->add_option("-t,--target", options->targets, "Comma-separated device architectures, as for cache check (repeatable: -t sm_80 -t sm_90)")
+      ->join(',')->required();
+
+  auto run = [options, &global, stats, ls, verify, prune, clear, inspect, merge, check, explain]() -> int {
     Config config = resolve_config(global);
     if (stats->parsed()) return run_stats(*options, config);
     if (ls->parsed()) return run_ls(*options, config);
@@ -318,6 +424,9 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
     if (inspect->parsed()) return run_inspect(*options, config);
     if (merge->parsed()) return run_merge(*options, config);
     if (check->parsed()) return run_cache_check(options->spec, options->targets, options->format, config);
+    if (explain->parsed()) {
+      return run_cache_explain(options->spec, options->kernel, options->targets, options->format, config);
+    }
     return kExitUsage;
   };
   return {sub, run};

@@ -1,6 +1,15 @@
 #include "cli_context.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kernc/cache_directory.hpp"
 
 namespace kernc::cli {
 
@@ -23,6 +32,111 @@ int exit_code_for(const Error& error) {
     case ErrorCode::not_precompiled: return kExitNotPrecompiled;
   }
   return kExitInternal;
+}
+
+std::string exit_codes_help(std::initializer_list<int> codes) {
+  static const std::map<int, const char*> kMeaning = {
+      {kExitOk, "ok"},
+      {kExitCompileFailed, "a source did not compile (the log is printed)"},
+      {kExitUsage, "bad command line, target, option or spec"},
+      {kExitEnvironment, "a compiler library or backend is missing, or a target is unsupported"},
+      {kExitIo, "a file could not be read or written, or the cache directory cannot store what is compiled"},
+      {kExitCacheDamaged, "damaged cache entries were found and not removed"},
+      {kExitNotFound, "no such cache entry or kernel"},
+      {kExitNoGpu, "no usable GPU (--device cpu runs on this machine's cores)"},
+      {kExitNotPrecompiled, "not precompiled: no cache entry serves a kernel and compiling is off, or a check found "
+                            "variants no entry serves"},
+      {kExitInternal, "internal error (a bug in kernc)"},
+  };
+  std::set<int> all(codes);
+  all.insert({kExitOk, kExitUsage, kExitInternal});
+  std::string text = "Exit codes:";
+  for (int code : all) text += fmt::format("\n  {:<3} {}", code, kMeaning.at(code));
+  return text;
+}
+
+namespace {
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+// CLI11's message, reworded; the messages are those of CLI11 2.1 (CLI/Error.hpp).
+std::string reworded(const CLI::ParseError& error) {
+  const std::string name = error.get_name(), what = error.what();
+  const std::size_t colon = what.find(": ");
+  const std::string option = colon == std::string::npos ? what : what.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : what.substr(colon + 2);
+  if (name == "ArgumentMismatch") {
+    if (starts_with(rest, "At Most ")) {
+      return fmt::format("{} is given more than once, and takes one value", option);
+    }
+    return fmt::format("{} needs a value", option);
+  }
+  // (A subcommand's ExtrasError carries the subcommand's name, not "ExtrasError".)
+  if (starts_with(what, "The following argument")) {
+    const std::size_t list = what.find(": ");
+    return fmt::format("unexpected argument(s): {}", list == std::string::npos ? what : what.substr(list + 2));
+  }
+  if (name == "RequiredError") {
+    if (starts_with(what, "A subcommand")) return "a command is needed";  // main() names them
+    const std::string suffix = " is required";
+    if (what.size() > suffix.size() && what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return fmt::format("{} is required", what.substr(0, what.size() - suffix.size()));
+    }
+  }
+  if (name == "ConversionError" && starts_with(what, "Could not convert: ")) {
+    const std::string item = what.substr(std::string("Could not convert: ").size());
+    const std::size_t equals = item.find(" = ");
+    if (equals != std::string::npos) {
+      return fmt::format("{}: \"{}\" is not a valid value", item.substr(0, equals), item.substr(equals + 3));
+    }
+  }
+  if (name == "ValidationError" && !rest.empty()) return fmt::format("{}: {}", option, rest);
+  return what;
+}
+
+}  // namespace
+
+std::string usage_message(const CLI::ParseError& error, const CLI::App& app) {
+  // The deepest command the command line named, for its --help.
+  std::string command = "kernc";
+  const CLI::App* at = &app;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const CLI::App* sub : at->get_subcommands()) {
+      command += " " + sub->get_name();
+      at = sub;
+      deeper = true;
+      break;
+    }
+  }
+  std::string message = reworded(error);
+  if (message == "a command is needed") {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (!names.empty()) {
+      const std::string last = names.back();
+      names.pop_back();
+      message += fmt::format(": {}{}{}", fmt::join(names, ", "), names.empty() ? "" : " or ", last);
+    }
+  }
+  return fmt::format("kernc: error: {}\nRun `{} --help` for the options.\n", message, command);
+}
+
+void print_error(const Error& error, const std::string& prefix) {
+  std::string message = error.what();
+  const CompileFailure* failure = error.compile_failure();
+  if (!failure || failure->log.empty()) {
+    fmt::print(stderr, "kernc: error: {}{}\n", prefix, message);
+    return;
+  }
+  // The library's message ends with the log's first error ("x.cu failed to compile for
+  // sm_80: <first error>"), for programs that show only the message; here the log follows.
+  const std::string marker = fmt::format(" failed to compile for {}: ", failure->target);
+  const std::size_t at = message.rfind(marker);
+  if (at != std::string::npos && failure->log.find(message.substr(at + marker.size())) != std::string::npos) {
+    message = message.substr(0, at + marker.size() - 2) + ":";
+  }
+  fmt::print(stderr, "kernc: error: {}{}\n{}\n", prefix, message, failure->log);
 }
 
 void add_global_options(CLI::App& app, GlobalOptions& options) {
@@ -59,6 +173,29 @@ Config resolve_config(const GlobalOptions& options) {
   if (!options.log_level.empty()) config.log_level.set(options.log_level, "--log-level");
   set_log_level(config.log_level.value);
   return config;
+}
+
+void require_cache_directory(const CacheConfig& config, bool must_write, const std::string& command) {
+  // NOTE [ fail before compiling ]
+  if (!config.disk_enabled) {
+    if (must_write && !config.remote) {
+      throw Error(ErrorCode::io, fmt::format("{} stores what it compiles in the cache directory, and the disk cache is "
+                                             "off (--no-cache or KERNC_CACHE_DISABLE=1); nothing was compiled",
+                                             command));
+    }
+    return;
+  }
+  std::string root;
+  try {
+    root = CacheDirectory(config).root();
+  } catch (const Error& error) {
+    throw Error(ErrorCode::io, fmt::format("the cache directory is unusable, so nothing was compiled: {}", error.what()));
+  }
+  if (must_write && ::access(root.c_str(), W_OK) != 0) {
+    throw Error(ErrorCode::io, fmt::format("{} stores what it compiles in the cache directory {}, which is not "
+                                           "writable ({}); nothing was compiled",
+                                           command, root, std::strerror(errno)));
+  }
 }
 
 const Compiler& Compilers::get(Backend backend) {

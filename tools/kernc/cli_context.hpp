@@ -2,6 +2,7 @@
 // What every kernc subcommand shares: the exit codes, the configuration (environment
 // overridden by global flags), lazily loaded compilers, and a few printing helpers.
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,8 +31,21 @@ enum ExitCode : int {
   kExitInternal = 70,      ///< a bug in kernc
 };
 
+/// "Exit codes: 0 ok, ..." for a --help footer: `codes` with what each means, and 0, 2 and
+/// 70, which every command can return (README.md and docs/cli.md list them all).
+std::string exit_codes_help(std::initializer_list<int> codes);
+
+/// A command-line parse error in kernc's words (not CLI11's: "--target: At Most 1 required
+/// but received 2"), with the command whose --help to read; for main().
+std::string usage_message(const CLI::ParseError& error, const CLI::App& app);
+
 /// The exit code that matches an error's code.
 int exit_code_for(const Error& error);
+
+/// Prints `error` to stderr as "kernc: error: MESSAGE", `prefix` (e.g. "kernel a (...) for
+/// sm_80: ") before the message; for a compile error, the compiler log follows once: the
+/// copy of its first error that ends the message is not printed a second time.
+void print_error(const Error& error, const std::string& prefix = "");
 
 /// Flags every subcommand accepts.
 struct GlobalOptions {
@@ -49,6 +63,17 @@ void add_global_options(CLI::App& app, GlobalOptions& options);
 
 /// The configuration from the environment with the global flags applied (sources say which).
 Config resolve_config(const GlobalOptions& options);
+
+/// NOTE [ fail before compiling ]
+/// A command whose product is the cache (precompile, and compile SPEC.json, which is a
+/// precompile) checks before it compiles anything that the cache directory can take what
+/// it compiles, and otherwise fails at once (exit 4, the reason): a cache that cannot be
+/// written is known at the start, and finding out after minutes of compiles helps nobody.
+/// `kernc compile FILE.cu` does not: its product is the binary (-o) and the report, and
+/// the cache a by-product, so an unusable or read-only cache only warns, once, and the
+/// compile goes on (tests/cli/test_cache_commands.sh, tests/cli/test_faults.sh).
+/// Throws kernc::Error(io) naming the directory and the reason.
+void require_cache_directory(const CacheConfig& config, bool must_write, const std::string& command);
 
 /// Loads compilers on first use, once per process.
 class Compilers {
@@ -94,6 +119,12 @@ struct PrecompileRequest {
 /// for those devices from the caches alone (architecture ladder included); exit 0 or 8.
 int run_cache_check(const std::string& spec_path, const std::string& target_list, const std::string& format,
                     const Config& config);
+
+/// `kernc cache explain SPEC --kernel NAME --target ...`: which entry serves each variant
+/// of the kernel for those devices, and for one that none serves, which inputs of the
+/// nearest entry in the user's cache differ; exit 0 or 8.
+int run_cache_explain(const std::string& spec_path, const std::string& kernel, const std::string& target_list,
+                      const std::string& format, const Config& config);
 
 /// Runs precompile for a spec file.
 int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& global);

@@ -55,6 +55,7 @@ const char* extension(BinaryKind kind) {
 Program read_program(const CompileCommandOptions& options) {
   Program program;
   program.name = options.file.substr(options.file.find_last_of('/') + 1);
+  program.origin.kernel = program.name;  // what `kernc cache ls` names the entry by
   program.source = read_file(options.file);
   program.name_expressions = options.name_expressions;
   auto& compile = program.options;
@@ -133,11 +134,16 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
   Config config = resolve_config(global);
   Program program = read_program(options);
   std::vector<Target> targets = parse_targets(options);
+  // A source file's product is its binary and report; the cache is a by-product, so an
+  // unusable one only warns (NOTE [ fail before compiling ]).
   Cache cache(config.cache_config());
   Compilers compilers(config.compiler_paths());
   if (!options.output.empty() && (targets.size() > 1 || options.output.back() == '/')) make_directories(options.output, 0755);
 
   int status = kExitOk;
+  // Counted per target, so that the summary adds up to the targets: an error that is no
+  // compile failure (an unsupported target, a missing compiler) is a failed target too.
+  std::size_t compiled = 0, hits = 0, failed = 0;
   for (const auto& target : targets) {
     const Compiler* compiler = nullptr;
     try {
@@ -148,6 +154,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
         if (!json) fmt::print("{}", material);
       }
       CacheResult result = cache.get_or_compile(program, target, *compiler);
+      ++(result.outcome == CacheOutcome::compiled ? compiled : hits);
       const std::string path = output_path(options, target, targets.size());
       if (!path.empty()) write_file_atomic(path, result.program->binary, 0644);
       if (json) {
@@ -174,6 +181,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
       if (!result.program->log.empty()) fmt::print(stderr, "{} compiler log:\n{}\n", target.str(), result.program->log);
       if (!path.empty()) fmt::print("    wrote {}\n", path);
     } catch (const Error& error) {
+      ++failed;
       if (json) {
         report["targets"].push_back({{"target", target.str()},
                                      {"outcome", "failed"},
@@ -184,10 +192,7 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
         fmt::print("{:<16} {}\n", target.str(), error.code() == ErrorCode::compile_failed ? "FAILED" : "ERROR");
       }
       std::fflush(stdout);
-      fmt::print(stderr, "kernc: error: {}\n", error.what());
-      if (const auto* failure = error.compile_failure()) {
-        fmt::print(stderr, "{}\n", failure->log);
-      }
+      print_error(error);
       int code = exit_code_for(error);
       // A compile error outranks the others: it is what the user came to see.
       if (status == kExitOk || code == kExitCompileFailed) status = code;
@@ -196,16 +201,15 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
   auto stats = cache.stats();
   if (json) {
     report["summary"] = {{"targets", targets.size()},
-                         {"compiled", stats.compiles},
-                         {"cache_hits", stats.memory_hits + stats.disk_hits + stats.read_only_hits},
-                         {"failed", stats.compile_failures},
+                         {"compiled", compiled},
+                         {"cache_hits", hits},
+                         {"failed", failed},
                          {"corrupt_entries_replaced", stats.corrupt_entries}};
     fmt::print("{}\n", report.dump(2));
     return status;
   }
   fmt::print("{} target(s): {} compiled, {} cache hit(s), {} failed; {} corrupt entr{} replaced\n", targets.size(),
-             stats.compiles, stats.memory_hits + stats.disk_hits + stats.read_only_hits, stats.compile_failures, stats.corrupt_entries,
-             stats.corrupt_entries == 1 ? "y" : "ies");
+             compiled, hits, failed, stats.corrupt_entries, stats.corrupt_entries == 1 ? "y" : "ies");
   return status;
 }
 
@@ -214,10 +218,11 @@ int run_compile(const CompileCommandOptions& options, const GlobalOptions& globa
 Subcommand setup_compile(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<CompileCommandOptions>();
   auto* sub = app.add_subcommand("compile", "Compile a CUDA/HIP source file (or every kernel of a .json spec file) for one or more targets, through the cache");
+  sub->footer(exit_codes_help({kExitCompileFailed, kExitEnvironment, kExitIo}));
   // Not CLI::ExistingFile: a missing file is an I/O error (exit 4), as everywhere else.
   sub->add_option("file", options->file, "Source file (.cu), or a spec file (.json)")->required();
-  sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, cpu-x86-64-v3 (the host: a .so), cpu, ...")
-      ->required();
+  sub->add_option("-t,--target", options->targets, "Comma-separated targets: sm_90, compute_90, gfx90a:xnack-, cpu-x86-64-v3 (the host: a .so), cpu, ... (repeatable: -t sm_80 -t sm_90)")
+      ->join(',')->required();
   sub->add_option("--emit", options->emit, "Binary kind: cubin or ptx (CUDA), hsaco (HIP), so (the host)")
       ->check(CLI::IsMember({"cubin", "ptx", "hsaco", "so"}));
   sub->add_option("-o,--output", options->output,

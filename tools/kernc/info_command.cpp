@@ -189,6 +189,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
 Subcommand setup_info(CLI::App& app, const GlobalOptions& global) {
   auto options = std::make_shared<InfoCommandOptions>();
   auto* sub = app.add_subcommand("info", "Show the compilers, driver, GPUs and host CPU found, and where each setting came from");
+  sub->footer(exit_codes_help({kExitIo}));
   sub->add_option("--format", options->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   return {sub, [options, &global] { return run_info(*options, global); }};
 }

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   CLI::App app{"kernc: compile GPU kernels at run time, with a cache you can trust", "kernc"};
   app.set_version_flag("--version", std::string(kernc::version()));
   app.require_subcommand(1);
+  app.footer(exit_codes_help({kExitCompileFailed, kExitEnvironment, kExitIo, kExitCacheDamaged, kExitNotFound, kExitNoGpu,
+                              kExitNotPrecompiled}));
   app.fallthrough();  // global flags may also follow the subcommand
   GlobalOptions global;
   add_global_options(app, global);
@@ -22,8 +24,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    int code = app.exit(error);  // prints help, version, or the parse error
-    return code == 0 ? kExitOk : kExitUsage;
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+    // CLI11's own wording stays inside: kernc says what was wrong its own way.
+    fmt::print(stderr, "{}", usage_message(error, app));
+    return kExitUsage;
   }
   try {
     for (const auto& subcommand : subcommands) {
@@ -31,8 +35,7 @@ int main(int argc, char** argv) {
     }
     return kExitUsage;
   } catch (const kernc::Error& error) {
-    fmt::print(stderr, "kernc: error: {}\n", error.what());
-    if (const auto* failure = error.compile_failure()) fmt::print(stderr, "{}\n", failure->log);
+    print_error(error);
     return exit_code_for(error);
   } catch (const std::exception& error) {
     fmt::print(stderr, "kernc: internal error: {}\n", error.what());

@@ -30,9 +30,7 @@ void print_failure(const PrecompileEvent& event, std::set<std::string>& seen) {
   const auto* failure = error.compile_failure();
   std::string identity = fmt::format("{}|{}|{}", event.kernel, event.target.str(), failure ? failure->log : error.what());
   if (!seen.insert(identity).second) return;
-  fmt::print(stderr, "kernc: error: kernel {} ({}) for {}: {}\n", event.kernel, event.description,
-             event.target.str(), error.what());
-  if (failure) fmt::print(stderr, "{}\n", failure->log);
+  print_error(error, fmt::format("kernel {} ({}) for {}: ", event.kernel, event.description, event.target.str()));
 }
 
 nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, const std::vector<Target>& targets,
@@ -76,6 +74,7 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   // there never stands in for an entry the directory lacks.
   CacheConfig cache_config = config.cache_config();
   cache_config.read_only_directories.clear();
+  if (!request.list) require_cache_directory(cache_config, true, "precompile");  // NOTE [ fail before compiling ]
   Cache cache(cache_config);
   Compilers compilers(config.compiler_paths());
   if (request.list) {
@@ -165,8 +164,9 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
 Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global) {
   auto request = std::make_shared<PrecompileRequest>();
   auto* sub = app.add_subcommand("precompile", "Compile every variant of a spec file's kernels into the cache");
+  sub->footer(exit_codes_help({kExitCompileFailed, kExitEnvironment, kExitIo}));
   sub->add_option("spec", request->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
-  sub->add_option("-t,--target", request->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, cpu-x86-64-v3, cpu (this machine's level), ...")->required();
+  sub->add_option("-t,--target", request->targets, "Comma-separated targets: sm_90, compute_90, gfx90a, cpu-x86-64-v3, cpu (this machine's level), ... (repeatable: -t sm_80 -t sm_90)")->join(',')->required();
   sub->add_option("-j,--jobs", request->jobs, "Parallel compiles (default: the number of CPUs)");
   sub->add_flag("--list", request->list, "Print each variant's cache key instead of compiling");
   sub->add_option("--shard", request->shard,

@@ -153,9 +153,7 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "says. Every kind of kernel and every option above works there, but --cluster; --cooperative\n"
       "runs the whole grid as fibers, so that grid.sync() works; --pdl and --priority are taken and\n"
       "change nothing (launches run in order there).\n\n"
-      "Exit codes: 0 ok, 1 the kernel did not compile, 2 bad command line (checked before the device\n"
-      "is used), 3 no compiler, 4 a file could not be read or written, 7 no usable NVIDIA GPU (use\n"
-      "--device cpu), 8 compiling is off (KERNC_COMPILE=never) and no cache holds the kernel.\n\n"
+      "{}\n\n"
       "Examples:\n"
       "  kernc run examples/kernels.json --kernel saxpy --in a=2.0 --in x=random:1000000:float32 \\\n"
       "      --in y=random:1000000:float32 --repeat 20\n"
@@ -170,7 +168,8 @@ Subcommand setup_run(CLI::App& app, const GlobalOptions& global) {
       "      --in n=1000 --print\n"
       "  kernc run examples/kernels.json --kernel scaling --function 'axpby<float>' --arg 2:float32 \\\n"
       "      --arg random:4096:float32 --arg 0.5:float32 --arg ones:4096:float32 --arg 4096",
-      kSourceSyntax, kViewSyntax, kPrintLimit));
+      kSourceSyntax, kViewSyntax, kPrintLimit,
+      exit_codes_help({kExitCompileFailed, kExitEnvironment, kExitIo, kExitNoGpu, kExitNotPrecompiled})));
   sub->add_option("spec", options->spec, "Spec file (JSON; see docs/spec-format.md)")->required();  // a missing file: exit 4
   sub->add_option("-k,--kernel", options->kernel, "The kernel to run, by its name in the spec")->required();
   sub->add_option("--function", options->function, "raw_module kernels: the function or name expression to launch");

@@ -45,9 +45,9 @@ const long long n = table.size();;
     for (int _k = 0; _k < _kUnroll; ++_k, _ind.advance()) {
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
       if (i < _ind.size()) {
-        const T& x = _v_x[_k];
-        U& y = _raw_y[_ind.get()];
-        float& w = _raw_w[_ind.get()];
+        const T& x __attribute__((unused)) = _v_x[_k];
+        U& y __attribute__((unused)) = _raw_y[_ind.get()];
+        float& w __attribute__((unused)) = _raw_w[_ind.get()];
 #line 1 "lookup operation"
 y = U(twice(x) + table[i % n] * scale);
 w = float(y);

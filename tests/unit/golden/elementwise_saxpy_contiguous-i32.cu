@@ -47,9 +47,9 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
       for (int _k = 0; _k < _kN; ++_k) {
         _index_t i = _base + static_cast<_index_t>(_k);
         _ind.set(i);
-        const T& x = _v_x[_k];
-        const T& y = _v_y[_k];
-        T& z = _o_z[_k];
+        const T& x __attribute__((unused)) = _v_x[_k];
+        const T& y __attribute__((unused)) = _v_y[_k];
+        T& z __attribute__((unused)) = _o_z[_k];
 #line 1 "saxpy operation"
 z = a * x + y;
 #line 56 "saxpy.cu"
@@ -61,9 +61,9 @@ z = a * x + y;
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
       if (i < _ind.size()) {
         _ind.set(i);
-        const T& x = _v_x[_k];
-        const T& y = _v_y[_k];
-        T& z = _o_z[_k];
+        const T& x __attribute__((unused)) = _v_x[_k];
+        const T& y __attribute__((unused)) = _v_y[_k];
+        T& z __attribute__((unused)) = _o_z[_k];
 #line 1 "saxpy operation"
 z = a * x + y;
 #line 70 "saxpy.cu"

@@ -37,9 +37,9 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 2, long long> _raw_x, 
     for (int _k = 0; _k < _kUnroll; ++_k, _ind.advance()) {
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
       if (i < _ind.size()) {
-        const T& x = _v_x[_k];
-        const T& y = _v_y[_k];
-        T& z = _raw_z[_ind.get()];
+        const T& x __attribute__((unused)) = _v_x[_k];
+        const T& y __attribute__((unused)) = _v_y[_k];
+        T& z __attribute__((unused)) = _raw_z[_ind.get()];
 #line 1 "saxpy operation"
 z = a * x + y;
 #line 46 "saxpy.cu"

@@ -170,8 +170,8 @@ weight(x) + bias
     }
     if (_splits == 1) {
       const _type_reduce a = _s;
-        T& y = _raw_y[_i];
-        long long& n = _raw_n[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
+        long long& n __attribute__((unused)) = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
@@ -228,7 +228,7 @@ n = 1;
               // CuPy's _j: the element's flat index in the input seen as (reduced axes,
               // kept axes), as its _in_ind counts (cupy/_core/_reduction.pyx).
               const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_e];
+              const T& x __attribute__((unused)) = _v_x[_k][_e];
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
@@ -245,8 +245,8 @@ weight(x) + bias
     if (_lane == 0 && _i < _out_size) {
       if (_splits == 1) {
         const _type_reduce a = _s;
-        T& y = _raw_y[_i];
-        long long& n = _raw_n[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
+        long long& n __attribute__((unused)) = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
@@ -291,8 +291,8 @@ a > b
       _has = true;
     }
     const _type_reduce a = _s;
-        T& y = _raw_y[_i];
-        long long& n = _raw_n[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
+        long long& n __attribute__((unused)) = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
@@ -317,8 +317,8 @@ n = 1;
     _reduce_groups(_s, _has, static_cast<int>(_lane), static_cast<int>(_group), _reduce);
     if (_lane == 0 && _i < _out_size) {
       const _type_reduce a = _s;
-        T& y = _raw_y[_i];
-        long long& n = _raw_n[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
+        long long& n __attribute__((unused)) = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
@@ -437,8 +437,8 @@ weight(x) + bias
       }
       if (_splits == 1) {
         const _type_reduce a = _s;
-        T& y = _raw_y[_i];
-        long long& n = _raw_n[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
+        long long& n __attribute__((unused)) = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
@@ -484,7 +484,7 @@ n = 1;
             for (int _c = 0; _c < _kColumns; ++_c) {
               const _index_t _i __attribute__((unused)) = _i0 + _c;  // the output's index
               const _index_t _j __attribute__((unused)) = _J * _out_size + _i;  // CuPy's _j
-              const T& x = _v_x[_k][_c];
+              const T& x __attribute__((unused)) = _v_x[_k][_c];
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
@@ -501,8 +501,8 @@ weight(x) + bias
         const _index_t _i = _i0 + _c;
         if (_splits == 1) {
           const _type_reduce a = _s[_c];
-        T& y = _raw_y[_i];
-        long long& n = _raw_n[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
+        long long& n __attribute__((unused)) = _raw_n[_i];
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;

@@ -172,7 +172,7 @@ x * x
     }
     if (_splits == 1) {
       const _type_reduce a = _s;
-        T& y = _raw_y[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
 #line 179 "sum_of_squares.cu"
@@ -238,7 +238,7 @@ y = a;
               // CuPy's _j: the element's flat index in the input seen as (reduced axes,
               // kept axes), as its _in_ind counts (cupy/_core/_reduction.pyx).
               const _index_t _j __attribute__((unused)) = _J * _out_size + _i;
-              const T& x = _v_x[_k][_e];
+              const T& x __attribute__((unused)) = _v_x[_k][_e];
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "sum_of_squares map_expr"
 x * x
@@ -255,7 +255,7 @@ x * x
     if (_lane == 0 && _i < _out_size) {
       if (_splits == 1) {
         const _type_reduce a = _s;
-        T& y = _raw_y[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
 #line 262 "sum_of_squares.cu"
@@ -301,7 +301,7 @@ a + b
       _has = true;
     }
     const _type_reduce a = _s;
-        T& y = _raw_y[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
 #line 308 "sum_of_squares.cu"
@@ -329,7 +329,7 @@ y = a;
     _reduce_groups(_s, _has, static_cast<int>(_lane), static_cast<int>(_group), _reduce);
     if (_lane == 0 && _i < _out_size) {
       const _type_reduce a = _s;
-        T& y = _raw_y[_i];
+        T& y __attribute__((unused)) = _raw_y[_i];
 #line 1 "sum_of_squares post_map_expr"
 y = a;
 #line 336 "sum_of_squares.cu"
