@@ -46,6 +46,7 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDE
   set(KERNC_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
 else()
   file(RELATIVE_PATH kernc_pc_up "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+  string(REGEX REPLACE "/$" "" kernc_pc_up "${kernc_pc_up}")
   set(KERNC_PC_PREFIX "\${pcfiledir}/${kernc_pc_up}")
   set(KERNC_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
   set(KERNC_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
