@@ -20,7 +20,7 @@ source_dir=$(realpath "$2")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/kernc-consumer.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-generator=(-G Ninja)  # tools/install-deps installs it; the add_subdirectory check reads `ninja -n`
+generator=(-G Ninja)  # tools/install-deps installs it; the add_subdirectory check reads `ninja -t commands`
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 version=$(sed -n 's/^project(kernc VERSION \([0-9.]*\).*/\1/p' "$source_dir/CMakeLists.txt")
