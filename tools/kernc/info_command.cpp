@@ -96,6 +96,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"cache_max_size", setting_json(config.cache_max_size)},
         {"cache_disabled", setting_json(config.cache_disabled)},
         {"save_sources", setting_json(config.save_sources)},
+        {"precompiled_headers", setting_json(config.precompiled_headers)},
         {"nvrtc_library", setting_json(config.nvrtc_library)},
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
@@ -164,6 +165,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("cache max size", format_size(config.cache_max_size.value), config.cache_max_size.source);
   show("cache disabled", config.cache_disabled.value ? "yes" : "no", config.cache_disabled.source);
   show("save sources", config.save_sources.value ? "yes" : "no", config.save_sources.source);
+  show("precompiled headers", config.precompiled_headers.value ? "yes" : "no", config.precompiled_headers.source);
   show("nvrtc library", config.nvrtc_library.value, config.nvrtc_library.source);
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);
