@@ -35,6 +35,10 @@ struct KERNC_API CacheConfig {
   /// Also write each compiled program's source next to its entry (<entry>.cu), so
   /// generated code can be read (KERNC_SAVE_SOURCE=1, `kernc compile --save-source`).
   bool save_sources = false;
+  /// Let the compiler keep precompiled headers of programs' leading #include lines for
+  /// its later compiles, created in <directory>/pch (KERNC_PCH; NVRTC 12.8+, needs the
+  /// disk cache). The binaries are the same bytes either way.
+  bool precompiled_headers = true;
   /// A shared tier on Redis after the disk tiers (KERNC_REMOTE_CACHE); none when empty.
   std::optional<RemoteCacheConfig> remote;
 };

@@ -42,6 +42,8 @@ struct KERNC_API Config {
   Setting<bool> save_sources;
   /// KERNC_DRIVER_COMPILE_CACHE: NVRTC may use the CUDA driver's compute cache (default off).
   Setting<bool> driver_compile_cache;
+  /// Precompiled headers between compiles of one process (KERNC_PCH; see CacheConfig).
+  Setting<bool> precompiled_headers{true, "default"};
   Setting<std::string> nvrtc_library;
   Setting<std::string> hiprtc_library;
   Setting<std::string> cuda_home;
@@ -68,8 +70,8 @@ struct KERNC_API Config {
   Setting<std::string> log_level;
 
   /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_REMOTE_CACHE, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
-  /// KERNC_SAVE_SOURCE, KERNC_DRIVER_COMPILE_CACHE, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY, CUDA_HOME/CUDA_PATH,
-  /// KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME, KERNC_HOST_CXX, KERNC_CPU_THREADS
+  /// KERNC_SAVE_SOURCE, KERNC_DRIVER_COMPILE_CACHE, KERNC_PCH, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY,
+  /// CUDA_HOME/CUDA_PATH, KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME, KERNC_HOST_CXX, KERNC_CPU_THREADS
   /// and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
   /// The same, with an injectable lookup (for tests).

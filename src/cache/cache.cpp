@@ -1,9 +1,12 @@
 #include "kernc/cache.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <future>
 #include <list>
 #include <mutex>
@@ -17,8 +20,10 @@
 #include "cache/local_store.hpp"
 #include "cache/remote_store.hpp"
 #include "cache/store.hpp"
+#include "compiler/pch_compiler.hpp"
 #include "kernc/error.hpp"
 #include "base/log.hpp"
+#include "platform/files.hpp"
 
 namespace kernc {
 
@@ -162,6 +167,53 @@ struct Cache::Impl {
     }
   }
 
+  // Where compilers create precompiled headers: <root>/pch, private to this user; empty
+  // when PCH is off or the disk cache cannot hold it (NOTE [ precompiled headers ],
+  // src/compiler/nvrtc_pch.hpp). Made once; files a crashed creation left behind go then.
+  std::once_flag pch_once;
+  std::string pch_directory;
+  bool pch_enabled = true;
+
+  const std::string& pch_workspace() {
+    std::call_once(pch_once, [this] {
+      if (!pch_enabled || !store || !store->writable()) return;
+      const std::string directory = store->root() + "/pch";
+      try {
+        platform::make_directories(directory, 0700);
+      } catch (const Error& error) {
+        detail::logger().debug("no precompiled headers: {}", error.what());
+        return;
+      }
+      struct stat info {};
+      if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() ||
+          (info.st_mode & (S_IWGRP | S_IWOTH))) {
+        detail::logger().debug("no precompiled headers: {} is not a private directory of this user", directory);
+        return;
+      }
+      const std::time_t now = std::time(nullptr);
+      if (DIR* dir = ::opendir(directory.c_str())) {
+        while (dirent* item = ::readdir(dir)) {
+          const std::string path = directory + "/" + item->d_name;
+          struct stat file {};
+          if (std::string(item->d_name).rfind("pch-", 0) == 0 && ::lstat(path.c_str(), &file) == 0 &&
+              now - file.st_mtime > 3600) {
+            ::unlink(path.c_str());
+          }
+        }
+        ::closedir(dir);
+      }
+      pch_directory = directory;
+    });
+    return pch_directory;
+  }
+
+  // Compiles, through precompiled headers where the compiler has them and they are on.
+  CompiledProgram compile(const Compiler& compiler, const Program& program, const Target& target) {
+    const auto* pch = dynamic_cast<const compiler::PchCompiler*>(&compiler);
+    if (pch && !pch_workspace().empty()) return pch->compile_with_pch(program, target, pch_directory);
+    return compiler.compile(program, target);
+  }
+
   // Writes a freshly compiled entry to the disk cache and publishes it to the remote tier.
   void store_compiled(const std::string& key, const std::string& encoded, const Program& program) {
     if (store && store->writable()) {
@@ -191,6 +243,7 @@ struct Cache::Impl {
 Cache::Cache(CacheConfig config) : config_(std::move(config)), impl_(std::make_unique<Impl>()) {
   impl_->memory.max_bytes = config_.memory_max_size;
   impl_->save_sources = config_.save_sources;
+  impl_->pch_enabled = config_.precompiled_headers;
   if (config_.remote) {
     try {
       Impl* impl = impl_.get();
@@ -392,7 +445,7 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
                              target.str(), tiers.size(), compiler.identity().str());
       CompiledProgram compiled;
       try {
-        compiled = compiler.compile(program, target);
+        compiled = impl_->compile(compiler, program, target);
       } catch (const Error& error) {
         if (error.code() == ErrorCode::compile_failed) impl_->count([](CacheStats& s) { ++s.compile_failures; });
         throw;

@@ -127,6 +127,7 @@ class HiprtcCompiler final : public Compiler {
     }
     const char* error_string(Status s) const { return api.hiprtcGetErrorString(s); }
     static bool is_compilation_error(Status s) { return s == HIPRTC_ERROR_COMPILATION; }
+    static void compiled(Handle) {}
     // HIPRTC (through comgr) reports the source as "/tmp/comgr-XXXXXX/input/CompileSource";
     // name it as the caller did, so that errors read like NVRTC's.
     static void tidy_log(std::string& log, const std::string& program_name) {

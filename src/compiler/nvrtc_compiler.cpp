@@ -6,10 +6,13 @@
 #include <fmt/ranges.h>
 
 #include "compiler/compile_log.hpp"
+#include "compiler/nvrtc_pch.hpp"
+#include "compiler/pch_compiler.hpp"
 #include "compiler/rtc_compile.hpp"
 #include "compiler/toolkit_includes.hpp"
 #include "kernc/error.hpp"
 #include "platform/nvrtc_api.hpp"
+#include "platform/sha256.hpp"
 
 namespace kernc::compiler {
 
@@ -73,7 +76,24 @@ bool is_cache_trace(const std::string& line) {
   return false;
 }
 
-class NvrtcCompiler final : public Compiler {
+// Takes NVRTC's line about the PCH at `path` ("NAME": creating|using precompiled header file
+// "PATH") out of `log`; whether it was there, i.e. whether NVRTC made or used that PCH. Its
+// warnings about a PCH it refused name the file too, but never start so.
+bool take_pch_line(std::string& log, const std::string& program_name, bool create, const std::string& path) {
+  const std::string mark = fmt::format("\"{}\": {} precompiled header file \"{}\"", program_name,
+                                       create ? "creating" : "using", path);
+  const size_t at = log.find(mark);
+  if (at == std::string::npos || (at > 0 && log[at - 1] != '\n')) return false;
+  const size_t start = at;
+  size_t end = log.find('\n', at);
+  end = end == std::string::npos ? log.size() : end + 1;
+  log.erase(start, end - start);
+  while (!log.empty() && log.front() == '\n') log.erase(0, 1);
+  while (!log.empty() && log.back() == '\n') log.pop_back();
+  return true;
+}
+
+class NvrtcCompiler final : public Compiler, public PchCompiler {
  public:
   NvrtcCompiler(platform::NvrtcApi api, const CompilerLibraryPaths& paths)
       : api_(std::move(api)), driver_cache_allowed_(paths.driver_compile_cache) {
@@ -128,12 +148,91 @@ class NvrtcCompiler final : public Compiler {
   CompiledProgram compile(const Program& program, const Target& target) const override {
     check_target(target);
     validate(program.options);
+    return compile_with_flags(program, target, compile_flags(program, target), nullptr);
+  }
+
+  // NOTE [ precompiled headers ] (src/compiler/nvrtc_pch.hpp) says what this does and why.
+  CompiledProgram compile_with_pch(const Program& program, const Target& target,
+                                   const std::string& directory) const override {
+    const std::string prefix = leading_includes(program.source);
+    if (!api_.nvrtcGetPCHCreateStatus || directory.empty() || prefix.empty() ||
+        !program.options.include_dirs.empty()) {
+      return compile(program, target);
+    }
+    check_target(target);
+    validate(program.options);
+    std::vector<std::string> flags = compile_flags(program, target);
+    const PchSet::Plan plan = pch_.plan(pch_key(program, flags, prefix), directory);
+    if (plan.mode == PchSet::Mode::none) return compile_with_flags(program, target, flags, nullptr);
+    const bool create = plan.mode == PchSet::Mode::create;
+    std::vector<std::string> pch_flags = flags;
+    // NVRTC warns of each #line after the includes (generated programs wrap snippets in
+    // them) while creating, though the PCH is made and used to the same bytes: not for the log.
+    pch_flags.push_back("-diag-suppress=20283");
+    pch_flags.push_back((create ? "--create-pch=" : "--use-pch=") + plan.path);
+    nvrtcResult status = NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED;
+    CompiledProgram result;
     try {
-      auto flags = nvrtc_flags(program.options, target, identity_.include_dirs);
-      // NOTE [ the driver's compute cache ]
-      if (driver_cache_exists_) flags.push_back(driver_cache_allowed_ ? "--enable-cache-trace" : "-no-cache");
+      result = compile_with_flags(program, target, pch_flags, &status);
+    } catch (const Error& error) {
+      // An error in the program's own code, after its includes: the same error as without
+      // PCH once NVRTC's PCH line is out; anything else is found out by compiling without.
+      const CompileFailure* failure = error.compile_failure();
+      CompileFailure same = failure ? *failure : CompileFailure{};
+      const bool confirmed = failure && take_pch_line(same.log, program.name, create, plan.path);
+      if (create) pch_.finish_create(plan, confirmed && status == NVRTC_SUCCESS);
+      if (!create && !confirmed) pch_.drop(plan);
+      if (!confirmed) return compile_with_flags(program, target, flags, nullptr);
+      same.options = flags;
+      throw Error(error.what(), same);
+    }
+    const bool confirmed = take_pch_line(result.log, program.name, create, plan.path);
+    if (create) pch_.finish_create(plan, confirmed && status == NVRTC_SUCCESS);
+    if (!confirmed) {
+      // NVRTC did not take the PCH (damaged, made with other options, or another heap):
+      // its warnings are in the log, which must be the one a compile without PCH gives.
+      if (!create) pch_.drop(plan);
+      return compile_with_flags(program, target, flags, nullptr);
+    }
+    result.flags = std::move(flags);  // the PCH flags shape no code; entries do not show them
+    return result;
+  }
+
+  size_t precompiled_headers() const override { return pch_.ready(); }
+
+ private:
+  // flags() and the driver's cache flag (NOTE [ the driver's compute cache ]), which shapes
+  // no code and so is neither in flags() nor the key, but is recorded with the compile.
+  std::vector<std::string> compile_flags(const Program& program, const Target& target) const {
+    auto flags = nvrtc_flags(program.options, target, identity_.include_dirs);
+    if (driver_cache_exists_) flags.push_back(driver_cache_allowed_ ? "--enable-cache-trace" : "-no-cache");
+    return flags;
+  }
+
+  // What a PCH is made of: the release and toolkit headers, every flag, the leading
+  // #include lines and every in-memory header (NOTE [ precompiled headers ]).
+  std::string pch_key(const Program& program, const std::vector<std::string>& flags, const std::string& prefix) const {
+    platform::Sha256 hash;
+    auto add = [&hash](std::string_view tag, std::string_view bytes) {
+      hash.update(fmt::format("{}={}:", tag, bytes.size()));
+      hash.update(bytes);
+    };
+    add("nvrtc", identity_.version);
+    add("toolkit_headers", identity_.headers);
+    for (const auto& flag : flags) add("flag", flag);
+    add("prefix", prefix);
+    for (const auto& [name, content] : program.options.headers) {
+      add("header_name", name);
+      add("header", content);
+    }
+    return hash.hex_digest();
+  }
+
+  CompiledProgram compile_with_flags(const Program& program, const Target& target, std::vector<std::string> flags,
+                                     nvrtcResult* pch_status) const {
+    try {
       bool driver_cache_hit = false;
-      CompiledProgram result = rtc_compile(Calls{api_, identity_.version, &driver_cache_hit, target.binary_kind()},
+      CompiledProgram result = rtc_compile(Calls{api_, identity_.version, &driver_cache_hit, target.binary_kind(), pch_status},
                                            program, target, std::move(flags), identity_.str());
       result.driver_cache_hit = driver_cache_hit;
       return result;
@@ -158,7 +257,6 @@ class NvrtcCompiler final : public Compiler {
     }
   }
 
- private:
   // Adapts NVRTC to rtc_compile; see rtc_compile.hpp.
   struct Calls {
     using Handle = nvrtcProgram;
@@ -168,6 +266,7 @@ class NvrtcCompiler final : public Compiler {
     const std::string& version;
     bool* driver_cache_hit;  // set by tidy_log from the cache trace
     BinaryKind kind;
+    nvrtcResult* pch_status = nullptr;  // receives nvrtcGetPCHCreateStatus when set
 
     Status create(Handle* p, const char* src, const char* name, int n, const char* const* h,
                   const char* const* hn) const {
@@ -196,6 +295,9 @@ class NvrtcCompiler final : public Compiler {
         start = end + 1;
       }
       log = std::move(kept);
+    }
+    void compiled(Handle p) const {
+      if (pch_status && api.nvrtcGetPCHCreateStatus) *pch_status = api.nvrtcGetPCHCreateStatus(p);
     }
 
     std::string binary(Handle p, const Target& target) const {
@@ -229,6 +331,7 @@ class NvrtcCompiler final : public Compiler {
   bool driver_cache_exists_ = false;   // NVRTC 12.9+
   CompilerIdentity identity_;
   std::vector<int> archs_;
+  mutable PchSet pch_;
 };
 
 }  // namespace

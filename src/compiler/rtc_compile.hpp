@@ -18,7 +18,8 @@ namespace kernc::compiler {
 /// `Calls` provides: `using Handle`, `using Status`, `static constexpr Status kSuccess`,
 /// `create`, `destroy`, `add_name_expression`, `compile`, `log_size`, `log`,
 /// `lowered_name`, `binary(Handle, const Target&)`, `error_string(Status)`,
-/// `is_compilation_error(Status)` and `tidy_log(std::string& log, const std::string& program_name)`.
+/// `is_compilation_error(Status)`, `tidy_log(std::string& log, const std::string& program_name)`
+/// and `compiled(Handle)`, called once right after the compile (NVRTC asks its PCH status).
 template <class Calls>
 CompiledProgram rtc_compile(const Calls& calls, const Program& program, const Target& target,
                             std::vector<std::string> flags, const std::string& compiler_name) {
@@ -56,6 +57,7 @@ CompiledProgram rtc_compile(const Calls& calls, const Program& program, const Ta
   std::vector<const char*> argv;
   for (const auto& flag : result.flags) argv.push_back(flag.c_str());
   auto status = calls.compile(owned.handle, static_cast<int>(argv.size()), argv.data());
+  calls.compiled(owned.handle);
 
   size_t log_size = 0;
   check(calls.log_size(owned.handle, &log_size), "get log size");

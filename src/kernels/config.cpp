@@ -111,6 +111,7 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   flag("KERNC_CACHE_DISABLE", config.cache_disabled);
   flag("KERNC_SAVE_SOURCE", config.save_sources);
   flag("KERNC_DRIVER_COMPILE_CACHE", config.driver_compile_cache);
+  flag("KERNC_PCH", config.precompiled_headers);
   if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
   if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");
@@ -165,6 +166,7 @@ CacheConfig Config::cache_config() const {
   cache.max_size = cache_max_size.value;
   cache.disk_enabled = !cache_disabled.value && !cache_dir.value.empty();
   cache.save_sources = save_sources.value;
+  cache.precompiled_headers = precompiled_headers.value;
   cache.remote = remote_cache.value;
   // Read-only tiers are searched even without a writable cache: a production host may
   // have only the cache baked into its image.

@@ -27,11 +27,15 @@
   X(nvrtcAddNameExpression)     \
   X(nvrtcGetLoweredName)
 
+// The PCH functions came with NVRTC 12.8; without them kernc compiles without precompiled
+// headers (NOTE [ precompiled headers ], src/compiler/nvrtc_pch.hpp).
 #define KERNC_NVRTC_OPTIONAL(X) \
   X(nvrtcGetCUBINSize)          \
   X(nvrtcGetCUBIN)              \
   X(nvrtcGetNumSupportedArchs)  \
-  X(nvrtcGetSupportedArchs)
+  X(nvrtcGetSupportedArchs)     \
+  X(nvrtcGetPCHCreateStatus)    \
+  X(nvrtcGetPCHHeapSizeRequired)
 
 namespace kernc::platform {
 

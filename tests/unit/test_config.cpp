@@ -171,6 +171,19 @@ TEST_CASE("config::Config::from_environment reads KERNC_DRIVER_COMPILE_CACHE, of
   Config off = config_from({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "0"}});
   CHECK_FALSE(off.compiler_paths().driver_compile_cache);
   check_rejected({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "yes"}}, "KERNC_DRIVER_COMPILE_CACHE", "yes");
+TEST_CASE("config::Config::from_environment reads KERNC_PCH, on by default") {
+  Config defaults = config_from({{"HOME", "/home/u"}});
+  CHECK(defaults.precompiled_headers.value);
+  CHECK(defaults.precompiled_headers.source == "default");
+  CHECK(defaults.cache_config().precompiled_headers);
+  Config off = config_from({{"HOME", "/home/u"}, {"KERNC_PCH", "0"}});
+  CHECK_FALSE(off.precompiled_headers.value);
+  CHECK(off.precompiled_headers.source == "KERNC_PCH");
+  CHECK_FALSE(off.cache_config().precompiled_headers);
+  for (const char* value : {"yes", "off", "2"}) {
+    INFO("KERNC_PCH = " << value);
+    check_rejected({{"HOME", "/home/u"}, {"KERNC_PCH", value}}, "KERNC_PCH", value);
+  }
 }
 
 TEST_CASE("config::Config::from_environment rejects malformed values naming the variable") {

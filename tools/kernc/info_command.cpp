@@ -97,6 +97,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"cache_disabled", setting_json(config.cache_disabled)},
         {"save_sources", setting_json(config.save_sources)},
         {"driver_compile_cache", setting_json(config.driver_compile_cache)},
+        {"precompiled_headers", setting_json(config.precompiled_headers)},
         {"nvrtc_library", setting_json(config.nvrtc_library)},
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
@@ -167,6 +168,7 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("save sources", config.save_sources.value ? "yes" : "no", config.save_sources.source);
   show("driver compile cache", config.driver_compile_cache.value ? "allowed" : "off (-no-cache)",
        config.driver_compile_cache.source);
+  show("precompiled headers", config.precompiled_headers.value ? "yes" : "no", config.precompiled_headers.source);
   show("nvrtc library", config.nvrtc_library.value, config.nvrtc_library.source);
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);
