@@ -71,10 +71,10 @@ nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, 
 // "106 cache hit(s) (106 copied from a read-only tier)".
 std::string hits_text(const PrecompileSummary& summary) {
   std::vector<std::string> copied;
-  if (summary.read_only_hits > 0) copied.push_back(fmt::format("{} from a read-only tier", summary.read_only_hits));
-  if (summary.remote_hits > 0) copied.push_back(fmt::format("{} from the remote tier", summary.remote_hits));
+  if (summary.read_only_hits > 0) copied.push_back(fmt::format("{} copied from a read-only tier", summary.read_only_hits));
+  if (summary.remote_hits > 0) copied.push_back(fmt::format("{} copied from the remote tier", summary.remote_hits));
   if (copied.empty()) return fmt::format("{} cache hit(s)", summary.hits);
-  return fmt::format("{} cache hit(s) ({} copied)", summary.hits, fmt::join(copied, ", "));
+  return fmt::format("{} cache hit(s) ({})", summary.hits, fmt::join(copied, ", "));
 }
 
 }  // namespace
