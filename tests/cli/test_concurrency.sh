@@ -137,9 +137,11 @@ write_small_spec small.json
 "$KERNC" --log-level info precompile small.json --target sm_90 -j 2 -q --format json >run.out 2>run.err &
 kernc_pid=$!
 worker=""
-for ((tries = 0; tries < 600 && -z $worker; tries++)); do
+tries=0
+while [[ -z $worker && $tries -lt 600 ]]; do
   worker=$(sed -n 's/.*started compile worker process \([0-9]*\) .*/\1/p' run.err | head -1)
   [[ -n $worker ]] || sleep 0.05
+  tries=$((tries + 1))
 done
 CHECKS=$((CHECKS + 1))
 [[ -n $worker ]] || test_failed "no compile worker started in 30 s: $(cat run.err)"
