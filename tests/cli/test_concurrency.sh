@@ -139,7 +139,7 @@ kernc_pid=$!
 worker=""
 tries=0
 while [[ -z $worker && $tries -lt 600 ]]; do
-  worker=$(sed -n 's/.*started compile worker process \([0-9]*\) .*/\1/p' run.err | head -1)
+  worker=$(sed -n 's/.*started compile worker process \([0-9]*\) .*/\1/p' run.err 2>/dev/null | head -1)
   [[ -n $worker ]] || sleep 0.05
   tries=$((tries + 1))
 done
