@@ -111,6 +111,17 @@ TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds
   CHECK(workers->compile(program, ptx).binary == nvrtc().compile(program, ptx).binary);
 }
 
+#ifdef KERNC_WITH_HIP
+TEST_CASE("compiler::compile_in_workers runs HIPRTC, which takes turns within a process, in workers too") {
+  auto workers = kernc::compile_in_workers(kernc::Backend::hip, test_paths(), worker_command(), 2);
+  CHECK(workers->identity().tag() == kernc::test::hiprtc().identity().tag());
+  const Target target = Target::parse("gfx90a");
+  const CompiledProgram in_worker = workers->compile(numbered_program(7), target);
+  CHECK(kernc::test::starts_with(in_worker.binary, kernc::test::kElfMagic));
+  CHECK(in_worker.binary == kernc::test::hiprtc().compile(numbered_program(7), target).binary);
+}
+#endif
+
 TEST_CASE("compiler::compile_in_workers hands back a compile error as this process would") {
   auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 1);
   Program program;
