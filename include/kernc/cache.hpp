@@ -39,6 +39,10 @@ struct KERNC_API CacheConfig {
   /// its later compiles, created in <directory>/pch (KERNC_PCH; NVRTC 12.8+, needs the
   /// disk cache). The binaries are the same bytes either way.
   bool precompiled_headers = true;
+  /// Also copy an entry found in a read-only tier into `directory`, as a remote hit always
+  /// is (after the read-only tier's trust checks and checksum). `kernc precompile` sets it:
+  /// its artifact is the directory, and a tier's entry copied costs no compile.
+  bool copy_read_only_hits = false;
   /// A shared tier on Redis after the disk tiers (KERNC_REMOTE_CACHE); none when empty.
   std::optional<RemoteCacheConfig> remote;
 };
@@ -50,6 +54,7 @@ struct KERNC_API CacheResult {
   std::string key;        ///< "<64 hex>-<16 hex>" (see NOTE [ cache key ])
   double elapsed_ms = 0;  ///< time spent answering, compile included
   std::string location;   ///< the directory (or redacted remote URL) of the tier that answered; empty for memory and compiles
+  bool read_only = false;  ///< answered by a read-only tier (KERNC_CACHE_PATH)
 };
 
 namespace detail {

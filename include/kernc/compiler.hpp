@@ -79,6 +79,24 @@ struct KERNC_API CompilerLibraryPaths {
 /// path tried, or (backend_disabled) when this build left the backend out.
 KERNC_API std::shared_ptr<const Compiler> load_compiler(Backend backend, const CompilerLibraryPaths& paths);
 
+/// The compiler of `backend` with each compile run in one of up to `max_workers` worker
+/// processes, each started as `worker_command` (a program that calls
+/// serve_compile_requests(3), such as `kernc __compile-worker`) on the first compile that
+/// finds none idle, and kept for the next. Same identity, flags and binaries as
+/// load_compiler's; a compile error comes back as the same Error, a worker that dies fails
+/// the compile it ran with ErrorCode::compiler_api naming the program and how the worker
+/// ended. NVRTC runs part of every compile under a process-wide lock and HIPRTC all of it,
+/// so threads of one process do not use the machine's cores (NOTE [ compile worker
+/// processes ], src/compiler/compile_workers.cpp). Backend::cpu gives load_compiler's
+/// compiler: the host compiler already runs as a process.
+KERNC_API std::shared_ptr<const Compiler> compile_in_workers(Backend backend, const CompilerLibraryPaths& paths,
+                                                             std::vector<std::string> worker_command,
+                                                             unsigned max_workers);
+
+/// The worker side of compile_in_workers: answers requests on file descriptor `fd` until
+/// the client closes it, and returns the process's exit status (0 at a clean end).
+KERNC_API int serve_compile_requests(int fd);
+
 /// Whether this build includes a backend (HIP needs hip/hiprtc.h at build time).
 KERNC_API bool backend_built(Backend backend) noexcept;
 

@@ -86,6 +86,7 @@ struct KERNC_API PrecompileEvent {
   std::string description;  ///< the variant's description (signature and layout, or kind)
   Target target = Target::parse("sm_80");
   CacheOutcome outcome = CacheOutcome::compiled;
+  bool read_only = false;   ///< a hit of a read-only tier (copied into the cache directory by `kernc precompile`)
   bool failed = false;
   std::string key;
   double elapsed_ms = 0;
@@ -94,6 +95,8 @@ struct KERNC_API PrecompileEvent {
 
 struct KERNC_API PrecompileSummary {
   std::size_t total = 0, compiled = 0, hits = 0, failed = 0;
+  /// Of `hits`, those a read-only tier (KERNC_CACHE_PATH) and the remote tier answered.
+  std::size_t read_only_hits = 0, remote_hits = 0;
   PrecompileShard shard;          ///< the part this run did (1/1: all)
   std::size_t all_units = 0;      ///< units of every shard together
   /// Variants that compiled (or hit) but are not in the disk cache at the end: no disk

@@ -102,6 +102,7 @@ struct Cache::Impl {
   CacheStats unsaved;
   MemoryLayer memory;
   bool save_sources = false;
+  bool copy_read_only_hits = false;
   std::unique_ptr<cache::LocalStore> store;  // the user's cache; null when the disk layer is off
   std::vector<std::unique_ptr<cache::LocalStore>> read_only;
   std::unique_ptr<cache::RemoteStore> remote;
@@ -137,9 +138,9 @@ struct Cache::Impl {
     if (!is_remote) count([](CacheStats& s) { ++s.corrupt_entries; });
   }
 
-  // Takes a hit of `tier` into memory and counts it; a remote hit is also written to the
-  // user's disk cache (back-fill), so the next process finds it locally. `encoded` is the
-  // entry file's bytes of a remote hit.
+  // Takes a hit of `tier` into memory and counts it; a remote hit (and a read-only tier's,
+  // with copy_read_only_hits) is also written to the user's disk cache (back-fill), so the
+  // next process finds it locally. `encoded` is the entry file's bytes, as the tier checked them.
   void take_hit(cache::Store& tier, const std::string& key, ProgramPtr program, const std::string& encoded,
                 CacheResult& result, double load_ms, bool fallback) {
     const bool is_remote = &tier == remote.get();
@@ -148,20 +149,23 @@ struct Cache::Impl {
     result.program = std::move(program);
     result.outcome = is_remote ? CacheOutcome::remote_hit : CacheOutcome::disk_hit;
     result.location = tier.location();
+    result.read_only = !is_remote && !own;
     memory.insert(key, result.program);
     count([own, is_remote, load_ms, fallback](CacheStats& s) {
       if (!is_remote) ++(own ? s.disk_hits : s.read_only_hits);
       s.fallback_hits += fallback ? 1 : 0;
       s.load_ms += is_remote ? 0 : load_ms;
     });
-    if (is_remote && store && store->writable() && !encoded.empty()) {
+    const bool copy = is_remote || (!own && copy_read_only_hits);
+    if (copy && store && store->writable() && !encoded.empty()) {
       try {
         auto evicted = store->put(key, encoded);
         count([evicted](CacheStats& s) { s.evictions += evicted; });
       } catch (const Error& error) {
         count([](CacheStats& s) { ++s.store_failures; });
         if (!memory.warned_store_failure.exchange(true)) {
-          detail::logger().warn("cannot write a remote hit to the disk cache: {}", error.what());
+          detail::logger().warn("cannot write a {} hit to the disk cache: {}", is_remote ? "remote" : "read-only tier's",
+                                error.what());
         }
       }
     }
@@ -244,6 +248,7 @@ Cache::Cache(CacheConfig config) : config_(std::move(config)), impl_(std::make_u
   impl_->memory.max_bytes = config_.memory_max_size;
   impl_->save_sources = config_.save_sources;
   impl_->pch_enabled = config_.precompiled_headers;
+  impl_->copy_read_only_hits = config_.copy_read_only_hits;
   if (config_.remote) {
     try {
       Impl* impl = impl_.get();

@@ -90,6 +90,7 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
       try {
         auto result = cache.get_or_compile(work[k].variant->program, event.target, compiler_for(event.target.backend()));
         event.outcome = result.outcome;
+        event.read_only = result.read_only;
         event.key = result.key;
         event.elapsed_ms = result.elapsed_ms;
       } catch (const Error& error) {
@@ -103,6 +104,8 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
         summary.failures.push_back(event);
       } else {
         ++(event.outcome == CacheOutcome::compiled ? summary.compiled : summary.hits);
+        summary.read_only_hits += event.read_only ? 1 : 0;
+        summary.remote_hits += event.outcome == CacheOutcome::remote_hit ? 1 : 0;
         keys.insert(event.key);
       }
       if (on_event) on_event(event, done, summary.total);

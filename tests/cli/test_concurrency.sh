@@ -90,4 +90,71 @@ expect_contains "$OUT" "3 checked, 0 bad"
 expect_exit 0 kernc cache stats --format json
 expect_json "$OUT" 'd["compiles"] + d["disk_hits"]' $((2 + JOBS))
 
+# ---------------------------------------------------------------------------------------------
+TEST "precompile -j 2 compiles in 2 worker processes, into the entries threads would make"
+write_small_spec small.json
+expect_exit 0 kernc --log-level info precompile small.json --target sm_90 -j 2 -q
+expect_match "$OUT" ": $SMALL_SPEC_VARIANTS compiled, 0 cache hit\(s\), 0 failed"
+expect_count "$ERR" "started compile worker process" 2
+expect_entry_count "$SMALL_SPEC_VARIANTS"
+expect_exit 0 kernc cache verify
+expect_contains "$OUT" "$SMALL_SPEC_VARIANTS checked, 0 bad"
+entry_files | xargs -n1 basename > process-keys
+KERNC_CACHE_DIR=$PWD/threads expect_exit 0 kernc --log-level info precompile small.json --target sm_90 -j 2 -q \
+  --compile-in threads
+expect_not_contains "$ERR" "compile worker"
+KERNC_CACHE_DIR=$PWD/threads entry_files | xargs -n1 basename > thread-keys
+CHECKS=$((CHECKS + 1))
+cmp -s process-keys thread-keys || test_failed "worker processes and threads made different entries"
+# A compile error comes back from the worker as it would from this process.
+expect_exit 1 kernc precompile "$SOURCE_DIR/tests/cli/data/typo_kernels.json" --target sm_90 -q -j 2
+expect_contains "$ERR" 'scaled_add operation, line 2: error: identifier "yy" is undefined'
+
+# ---------------------------------------------------------------------------------------------
+TEST "two precompile processes into one cache both succeed, and every entry is valid"
+write_small_spec small.json
+pids=()
+for i in 1 2; do
+  "$KERNC" precompile small.json --target sm_90,compute_90 -j 2 -q --format json >"run.$i.out" 2>"run.$i.err" &
+  pids+=($!)
+done
+for i in 1 2; do
+  status=0
+  wait "${pids[i - 1]}" || status=$?
+  CHECKS=$((CHECKS + 1))
+  [[ $status -eq 0 ]] || test_failed "precompile $i exited $status: $(cat "run.$i.err")"
+  expect_json "run.$i.out" 'd["compiled"] + d["cache_hits"]' $((2 * SMALL_SPEC_VARIANTS))
+  expect_json "run.$i.out" 'd["failed"] + d["not_stored"]' 0
+done
+expect_entry_count $((2 * SMALL_SPEC_VARIANTS))
+expect_no_temp_files
+expect_exit 0 kernc cache verify
+expect_contains "$OUT" "$((2 * SMALL_SPEC_VARIANTS)) checked, 0 bad"
+
+# ---------------------------------------------------------------------------------------------
+TEST "a compile worker killed mid-run fails the program it had, named, and the others still build"
+write_small_spec small.json
+"$KERNC" --log-level info precompile small.json --target sm_90 -j 2 -q --format json >run.out 2>run.err &
+kernc_pid=$!
+worker=""
+tries=0
+while [[ -z $worker && $tries -lt 600 ]]; do
+  worker=$(sed -n 's/.*started compile worker process \([0-9]*\) .*/\1/p' run.err 2>/dev/null | head -1)
+  [[ -n $worker ]] || sleep 0.05
+  tries=$((tries + 1))
+done
+CHECKS=$((CHECKS + 1))
+[[ -n $worker ]] || test_failed "no compile worker started in 30 s: $(cat run.err)"
+kill -9 "$worker"
+status=0
+wait "$kernc_pid" || status=$?
+CHECKS=$((CHECKS + 1))
+[[ $status -ne 0 ]] || test_failed "the precompile exited 0 though its worker was killed"
+ERR=$TEST_DIR/run.err
+expect_contains "$ERR" "the compile worker process (pid $worker, /proc/self/exe) was killed by signal 9"
+expect_json run.out '[d["failed"], d["compiled"], d["failures"][0]["code"]]' \
+  "[1, $((SMALL_SPEC_VARIANTS - 1)), \"compiler_api\"]"
+expect_json run.out '[d["failures"][0]["kernel"], d["failures"][0]["target"]]' '["saxpy", "sm_90"]'
+expect_json run.out '"while compiling " in d["failures"][0]["error"]' true
+
 finish

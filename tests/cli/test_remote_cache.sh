@@ -44,7 +44,7 @@ expect_json "$OUT" 'd["remote_misses"]' 106
 start=$(date +%s%N)
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
-expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\) \(106 copied from the remote tier\), 0 failed'
 echo "  machine B: 106 programs from Redis in $elapsed_ms ms"
 KERNC_CACHE_DIR=$PWD/machine-b expect_exit 0 kernc cache stats --format json
 expect_json "$OUT" 'd["compiles"]' 0
@@ -72,7 +72,7 @@ for k in 1 2 3 4; do
   expect_match "$OUT" ': 2[67] compiled, 0 cache hit\(s\), 0 failed'
 done
 KERNC_CACHE_DIR=$PWD/gpu-node expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
-expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\), 0 failed'
+expect_match "$OUT" ': 0 compiled, 106 cache hit\(s\) \(106 copied from the remote tier\), 0 failed'
 KERNC_CACHE_DIR=$PWD/gpu-node expect_exit 0 kernc precompile "$SPEC" --target sm_90 --list
 cut -d' ' -f1 "$OUT" | sort > expected-keys
 ls gpu-node/entries/*/ | grep -v ':$' | grep . | sort > node-keys

@@ -87,6 +87,45 @@ expect_contains "$ERR" "nowhere"
 expect_contains "$ERR" "this read-only tier is left out"
 
 # ---------------------------------------------------------------------------------------------
+TEST "precompile into an empty directory copies a read-only tier's entries instead of compiling them"
+KERNC_CACHE_DIR=$PWD/image expect_exit 0 kernc precompile "$SMALL_SPEC" --target sm_90 -q
+expect_contains "$OUT" "$SMALL_VARIANTS compiled, 0 cache hit(s), 0 failed"
+chmod -R go-w image
+before=$(snapshot image)
+export KERNC_CACHE_PATH=$PWD/image
+expect_exit 0 kernc precompile "$SMALL_SPEC" --target sm_90 -j 2
+expect_match "$OUT" "^$SMALL_VARIANTS program\(s\) \($SMALL_VARIANTS variant\(s\) of 1 kernel\(s\) x 1 target\(s\)\): 0 compiled, $SMALL_VARIANTS cache hit\(s\) \($SMALL_VARIANTS copied from a read-only tier\), 0 failed in [0-9.]+ s \(2 jobs\)$"
+expect_count "$ERR" ': read-only tier hit, copied' "$SMALL_VARIANTS"
+expect_entry_count "$SMALL_VARIANTS"
+# Copied byte for byte, and nothing in the tier changed.
+for entry in image/entries/*/*; do
+  cmp -s "$entry" "$KERNC_CACHE_DIR/entries/$(basename "$(dirname "$entry")")/$(basename "$entry")" ||
+    test_failed "$entry was not copied as it is"
+done
+CHECKS=$((CHECKS + 1))
+expect_equal "$(snapshot image)" "$before" "the read-only tier after the precompile"
+expect_stat compiles 0
+expect_stat read_only_hits "$SMALL_VARIANTS"
+expect_exit 0 kernc cache verify
+expect_contains "$OUT" "$SMALL_VARIANTS checked, 0 bad"
+# The directory now answers by itself; JSON counts the tier's hits apart.
+expect_exit 0 kernc precompile "$SMALL_SPEC" --target sm_90 -q --format json
+expect_json "$OUT" '[d["compiled"], d["cache_hits"], d["read_only_hits"], d["remote_hits"]]' "[0, $SMALL_VARIANTS, 0, 0]"
+# The copy is trusted only as a lookup of the tier would be: a damaged entry and one its
+# group may write are passed over and compiled, the rest copied.
+rm -rf "$KERNC_CACHE_DIR"
+entries=(image/entries/*/*)
+flip_byte "${entries[0]}" 200
+chmod g+w "${entries[1]}"
+expect_exit 0 kernc precompile "$SMALL_SPEC" --target sm_90 -q --format json
+expect_json "$OUT" '[d["compiled"], d["cache_hits"], d["read_only_hits"]]' "[2, $((SMALL_VARIANTS - 2)), $((SMALL_VARIANTS - 2))]"
+expect_contains "$ERR" "corrupt cache entry passed over in a read-only tier"
+expect_contains "$ERR" "it is writable by its group"
+expect_entry_count "$SMALL_VARIANTS"
+expect_exit 0 kernc cache verify
+expect_contains "$OUT" "$SMALL_VARIANTS checked, 0 bad"
+
+# ---------------------------------------------------------------------------------------------
 TEST "a tier that others can write, or that another user owns, is refused and says why"
 write_sample_kernel k.cu
 KERNC_CACHE_DIR=$PWD/image expect_exit 0 kernc compile k.cu --target sm_90

@@ -186,6 +186,28 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
   other.flush_stats();
   CHECK(snapshot(image.directory) == before);
 
+  SUBCASE("with copy_read_only_hits, a tier's entry is copied into the user's cache as it is") {
+    CacheConfig copying = config;
+    copying.directory = dir / "precompiled";
+    copying.copy_read_only_hits = true;
+    Cache precompile(copying);
+    auto copied = precompile.get_or_compile(sample_program(), Target::parse("sm_90"), nvrtc());
+    CHECK(copied.outcome == CacheOutcome::disk_hit);
+    CHECK(copied.read_only);
+    CHECK(copied.location == image.directory);
+    CHECK(precompile.stats().read_only_hits == 1);
+    CHECK(precompile.stats().compiles == 0);
+    REQUIRE(precompile.stored(key));
+    kernc::cache::LocalStore tier(image.directory, 0, kernc::cache::LocalStore::Mode::read_only);
+    kernc::cache::LocalStore own_store(copying.directory, 0, kernc::cache::LocalStore::Mode::read_only);
+    CHECK(kernc::platform::read_file(own_store.entry_path(key)) == kernc::platform::read_file(tier.entry_path(key)));
+    CHECK(snapshot(image.directory) == before);
+    // The next Cache finds it in its own directory.
+    Cache next(copying);
+    auto own = next.get_or_compile(sample_program(), Target::parse("sm_90"), nvrtc());
+    CHECK(own.location == copying.directory);
+    CHECK_FALSE(own.read_only);
+  }
   SUBCASE("a tier writable by its group is refused") {
     REQUIRE(::chmod(image.directory.c_str(), 0775) == 0);
     Cache refused(config);

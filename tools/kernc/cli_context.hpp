@@ -113,7 +113,13 @@ struct PrecompileRequest {
   bool quiet = false;    ///< no progress
   std::string format = "text";
   std::string shard;     ///< "K/N": this job's part of a precompile split over N jobs; empty: all
+  /// "processes": with -j > 1, NVRTC and HIPRTC compile in worker processes (kernc runs
+  /// itself as kCompileWorkerArgument); "threads": in this process.
+  std::string compile_in = "processes";
 };
+
+/// The argument with which kernc runs as a compile worker of its own precompile.
+inline constexpr const char* kCompileWorkerArgument = "__compile-worker";
 
 /// `kernc cache check SPEC --target ...`: whether every variant of the spec can be served
 /// for those devices from the caches alone (architecture ladder included); exit 0 or 8.

@@ -6,10 +6,14 @@
 #include <fmt/format.h>
 
 #include "cli_context.hpp"
+#include "kernc/compiler.hpp"
 #include "kernc/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace kernc::cli;
+  // kernc started by itself as a compile worker of a parallel precompile (NOTE [ compile
+  // worker processes ], src/compiler/compile_workers.cpp): not a command for people.
+  if (argc == 2 && std::string(argv[1]) == kCompileWorkerArgument) return kernc::serve_compile_requests(3);
   CLI::App app{"kernc: compile GPU kernels at run time, with a cache you can trust", "kernc"};
   app.set_version_flag("--version", std::string(kernc::version()));
   app.require_subcommand(1);

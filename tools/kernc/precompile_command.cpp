@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_context.hpp"
@@ -50,6 +52,8 @@ nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, 
           {"targets", target_names},
           {"compiled", summary.compiled},
           {"cache_hits", summary.hits},
+          {"read_only_hits", summary.read_only_hits},
+          {"remote_hits", summary.remote_hits},
           {"failed", summary.failed},
           {"not_stored", summary.not_stored},
           {"not_stored_reason", summary.not_stored_reason},
@@ -61,6 +65,16 @@ nlohmann::json summary_json(const PrecompileSummary& summary, const Spec& spec, 
           {"failures", failures}};
 }
 
+// "106 cache hit(s)", and which tiers copied how many into the cache directory:
+// "106 cache hit(s) (106 copied from a read-only tier)".
+std::string hits_text(const PrecompileSummary& summary) {
+  std::vector<std::string> copied;
+  if (summary.read_only_hits > 0) copied.push_back(fmt::format("{} copied from a read-only tier", summary.read_only_hits));
+  if (summary.remote_hits > 0) copied.push_back(fmt::format("{} copied from the remote tier", summary.remote_hits));
+  if (copied.empty()) return fmt::format("{} cache hit(s)", summary.hits);
+  return fmt::format("{} cache hit(s) ({})", summary.hits, fmt::join(copied, ", "));
+}
+
 }  // namespace
 
 int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& global) {
@@ -70,10 +84,11 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   for (const auto& name : split_list(request.targets)) targets.push_back(Target::parse(name));
   if (targets.empty()) throw Error(ErrorCode::invalid_argument, "--target names no target");
   const PrecompileShard shard = request.shard.empty() ? PrecompileShard{} : PrecompileShard::parse(request.shard);
-  // The artifact is the cache directory: read-only tiers are not consulted, so that a hit
-  // there never stands in for an entry the directory lacks.
+  // The artifact is the cache directory: a read-only tier's entry is copied into it, not
+  // compiled again (as a remote hit is), so a hit there never stands in for an entry the
+  // directory lacks; the check after the run (not_stored) holds either way.
   CacheConfig cache_config = config.cache_config();
-  cache_config.read_only_directories.clear();
+  cache_config.copy_read_only_hits = true;
   if (!request.list) require_cache_directory(cache_config, true, "precompile");  // NOTE [ fail before compiling ]
   Cache cache(cache_config);
   Compilers compilers(config.compiler_paths());
@@ -109,9 +124,16 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   const bool terminal = ::isatty(STDERR_FILENO);
   std::set<std::string> seen_failures;
   std::mutex compilers_mutex;
+  // NVRTC serializes part of each compile inside a process, HIPRTC all of it: with several
+  // jobs, compiles run in kernc's own worker processes (NOTE [ compile worker processes ]).
+  const bool use_workers = jobs > 1 && request.compile_in == "processes";
+  std::map<Backend, std::shared_ptr<const Compiler>> workers;
   auto compiler_for = [&](Backend backend) -> const Compiler& {
     std::lock_guard<std::mutex> lock(compilers_mutex);
-    return compilers.get(backend);
+    if (!use_workers || backend == Backend::cpu) return compilers.get(backend);
+    auto& slot = workers[backend];
+    if (!slot) slot = compile_in_workers(backend, config.compiler_paths(), {"/proc/self/exe", kCompileWorkerArgument}, jobs);
+    return *slot;
   };
   auto summary = precompile(spec, targets, cache, compiler_for, jobs,
                             [&](const PrecompileEvent& event, std::size_t done, std::size_t total) {
@@ -122,25 +144,26 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
                               if (!show_progress) return;
                               const std::string line = fmt::format(
                                   "[{}/{}] {} {} {}: {}", done, total, event.target.str(), event.kernel,
-                                  event.description, event.failed ? "failed" : to_string(event.outcome));
+                                  event.description, event.failed ? "failed" : event.read_only ? "read-only tier hit, copied" : to_string(event.outcome));
                               fmt::print(stderr, terminal ? "\r\033[K{}" : "{}\n", line);
                               std::fflush(stderr);
                             },
                             shard);
   if (show_progress && terminal) fmt::print(stderr, "\r\033[K");
+  const std::string hits = hits_text(summary);
   if (request.format == "json") {
     fmt::print("{}\n", summary_json(summary, spec, targets, jobs, cache).dump(2));
   } else {
     if (shard.count > 1) {
-      fmt::print("shard {}: {} of the {} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} "
-                 "cache hit(s), {} failed in {:.1f} s ({} jobs)\n",
+      fmt::print("shard {}: {} of the {} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {}, "
+                 "{} failed in {:.1f} s ({} jobs)\n",
                  shard.str(), summary.total, summary.all_units, summary.all_units / targets.size(), spec.kernels.size(),
-                 targets.size(), summary.compiled, summary.hits, summary.failed, summary.seconds, jobs);
+                 targets.size(), summary.compiled, hits, summary.failed, summary.seconds, jobs);
     } else {
-      fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {} cache hit(s), {} "
-                 "failed in {:.1f} s ({} jobs)\n",
+      fmt::print("{} program(s) ({} variant(s) of {} kernel(s) x {} target(s)): {} compiled, {}, {} failed in {:.1f} "
+                 "s ({} jobs)\n",
                  summary.total, summary.total / targets.size(), spec.kernels.size(), targets.size(), summary.compiled,
-                 summary.hits, summary.failed, summary.seconds, jobs);
+                 hits, summary.failed, summary.seconds, jobs);
     }
   }
   if (summary.failed > seen_failures.size()) {
@@ -172,6 +195,10 @@ Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global) {
   sub->add_option("--shard", request->shard,
                   "K/N: build only part K of N, for a precompile split over N CI jobs (disjoint parts whose union is "
                   "the whole; merge them with `kernc cache merge` or share a remote cache)");
+  sub->add_option("--compile-in", request->compile_in,
+                  "With -j above 1: compile in worker processes (NVRTC and HIPRTC serialize within a process), "
+                  "or in threads of this one")
+      ->check(CLI::IsMember({"processes", "threads"}));
   sub->add_flag("-q,--quiet", request->quiet, "No progress lines on stderr");
   sub->add_option("--format", request->format, "Summary format")->check(CLI::IsMember({"text", "json"}));
   return {sub, [request, &global] { return run_precompile_spec(*request, global); }};

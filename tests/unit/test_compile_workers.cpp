@@ -1,0 +1,223 @@
+// Compiles in worker processes (NOTE [ compile worker processes ], src/compiler/compile_workers.cpp)
+// and concurrent first compiles in one process. The worker is this test binary run again
+// with only "helper::serve compile requests" switched on.
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "kernc/cache.hpp"
+#include "kernc/compiler.hpp"
+#include "kernc/error.hpp"
+#include "temp_dir.hpp"
+
+using kernc::CompiledProgram;
+using kernc::Error;
+using kernc::ErrorCode;
+using kernc::Program;
+using kernc::Target;
+using kernc::test::contains;
+using kernc::test::nvrtc;
+using kernc::test::test_data;
+
+namespace {
+
+std::vector<std::string> worker_command() {
+  return {KERNC_UNIT_TEST_BINARY, "--test-case=helper::serve compile requests", "--no-skip=true", "--no-intro=true",
+          "--no-version=true"};
+}
+
+kernc::CompilerLibraryPaths test_paths() {
+  kernc::CompilerLibraryPaths paths;
+  paths.cuda_home = "/usr/local/cuda";
+  return paths;
+}
+
+Program kernels_program() {
+  Program program;
+  program.name = "kernels.cu";
+  program.source = test_data("kernels.cu");
+  program.name_expressions = {"scale<float>", "scale<double>", "saxpy"};
+  program.options.defines["KERNC_TEST_DEFINE"] = "2";
+  program.options.headers["extra.cuh"] = "#define EXTRA 1\n";
+  return program;
+}
+
+// A program of its own for each `n`: a distinct cache key, a distinct compile.
+Program numbered_program(int n) {
+  Program program;
+  program.name = "numbered_" + std::to_string(n) + ".cu";
+  program.source = "extern \"C\" __global__ void numbered_" + std::to_string(n) + "(float* x) { x[threadIdx.x] *= " +
+                   std::to_string(n + 2) + ".0f; }\n";
+  return program;
+}
+
+// This process's children that run the helper below: /proc/<pid>/stat's fourth field is
+// the parent, /proc/<pid>/cmdline the arguments.
+std::vector<pid_t> worker_children() {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    long parent = 0;
+    fields >> state >> parent;
+    if (parent != ::getpid()) continue;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (contains(args, "helper::serve compile requests")) found.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("helper::serve compile requests" * doctest::skip()) {
+  // Started by compile_in_workers with its socket on fd 3 (see worker_command()).
+  std::exit(kernc::serve_compile_requests(3));
+}
+
+TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds") {
+  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 2);
+  CHECK(workers->identity().tag() == nvrtc().identity().tag());
+  const Program program = kernels_program();
+  const Target target = Target::parse("sm_80");
+  const CompiledProgram in_process = nvrtc().compile(program, target);
+  const CompiledProgram in_worker = workers->compile(program, target);
+  CHECK(in_worker.binary == in_process.binary);
+  CHECK(in_worker.lowered_names == in_process.lowered_names);
+  CHECK(in_worker.flags == in_process.flags);
+  CHECK(in_worker.compiler == in_process.compiler);
+  CHECK(in_worker.target == target);
+  CHECK(in_worker.compile_ms > 0);
+  // PTX too, and the same worker serves again.
+  const Target ptx = Target::parse("compute_80");
+  CHECK(workers->compile(program, ptx).binary == nvrtc().compile(program, ptx).binary);
+}
+
+#ifdef KERNC_WITH_HIP
+TEST_CASE("compiler::compile_in_workers runs HIPRTC, which takes turns within a process, in workers too") {
+  auto workers = kernc::compile_in_workers(kernc::Backend::hip, test_paths(), worker_command(), 2);
+  CHECK(workers->identity().tag() == kernc::test::hiprtc().identity().tag());
+  const Target target = Target::parse("gfx90a");
+  const CompiledProgram in_worker = workers->compile(numbered_program(7), target);
+  CHECK(kernc::test::starts_with(in_worker.binary, kernc::test::kElfMagic));
+  CHECK(in_worker.binary == kernc::test::hiprtc().compile(numbered_program(7), target).binary);
+}
+#endif
+
+TEST_CASE("compiler::compile_in_workers hands back a compile error as this process would") {
+  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 1);
+  Program program;
+  program.name = "kernel.cu";
+  program.source = test_data("compile_error.cu");
+  const Target target = Target::parse("sm_80");
+  try {
+    workers->compile(program, target);
+    FAIL("the broken source compiled");
+  } catch (const Error& error) {
+    CHECK(error.code() == ErrorCode::compile_failed);
+    CHECK(contains(error.what(), "kernc_undeclared_identifier"));
+    const kernc::CompileFailure* failure = error.compile_failure();
+    REQUIRE(failure != nullptr);
+    CHECK(failure->source == program.source);
+    CHECK(failure->options == nvrtc().flags(program.options, target));
+    CHECK(contains(failure->log, "kernc_undeclared_identifier"));
+  }
+  // The worker is still usable after the error.
+  CHECK(!workers->compile(numbered_program(1), target).binary.empty());
+}
+
+TEST_CASE("compiler::compile_in_workers names a worker that does not start or that dies") {
+  const Target target = Target::parse("sm_80");
+  SUBCASE("a program that is no compile worker") {
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), {"/bin/true"}, 1);
+    try {
+      workers->compile(numbered_program(2), target);
+      FAIL("compiled without a worker");
+    } catch (const Error& error) {
+      CHECK(error.code() == ErrorCode::compiler_api);
+      CHECK(contains(error.what(), "the compile worker process /bin/true"));
+      CHECK(contains(error.what(), "did not start"));
+      CHECK(contains(error.what(), "exited with status 0"));
+    }
+  }
+  SUBCASE("a program that cannot be run") {
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), {"/nonexistent/kernc"}, 1);
+    CHECK_THROWS_WITH_AS(workers->compile(numbered_program(3), target),
+                         doctest::Contains("cannot start the compile worker /nonexistent/kernc"), Error);
+  }
+  SUBCASE("a worker killed between compiles fails the next compile, and a new worker takes over") {
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 1);
+    CHECK(!workers->compile(numbered_program(4), target).binary.empty());
+    // The only worker is a child of this process running the helper test case.
+    const std::vector<pid_t> children = worker_children();
+    REQUIRE(children.size() == 1);
+    const pid_t worker = children.front();
+    REQUIRE(::kill(worker, SIGKILL) == 0);
+    try {
+      workers->compile(numbered_program(5), target);
+      FAIL("compiled on a killed worker");
+    } catch (const Error& error) {
+      CHECK(error.code() == ErrorCode::compiler_api);
+      CHECK(contains(error.what(), "pid " + std::to_string(worker)));
+      CHECK(contains(error.what(), "was killed by signal 9"));
+      CHECK(contains(error.what(), "while compiling numbered_5.cu for sm_80"));
+    }
+    CHECK(!workers->compile(numbered_program(6), target).binary.empty());
+  }
+}
+
+TEST_CASE("compiler::compile_in_workers gives the host backend's compiler as it is") {
+  auto host = kernc::compile_in_workers(kernc::Backend::cpu, test_paths(), worker_command(), 4);
+  CHECK(host->backend() == kernc::Backend::cpu);
+}
+
+TEST_CASE("cache::Cache::get_or_compile compiles new programs of two threads at the same time") {
+  // Concurrent first calls in one process: neither waits for the other's compile (no lock
+  // of kernc is held across a compile); both get their own right binary.
+  kernc::test::TempDir dir;
+  kernc::CacheConfig config;
+  config.directory = dir / "cache";
+  kernc::Cache cache(config);
+  const kernc::Compiler& compiler = nvrtc();
+  const Target target = Target::parse("sm_80");
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point started[2], finished[2];
+  kernc::CacheResult results[2];
+  std::atomic<int> ready{0};
+  auto call = [&](int k) {
+    ++ready;
+    while (ready.load() < 2) std::this_thread::yield();
+    started[k] = Clock::now();
+    results[k] = cache.get_or_compile(numbered_program(10 + k), target, compiler);
+    finished[k] = Clock::now();
+  };
+  std::thread other(call, 1);
+  call(0);
+  other.join();
+  for (int k = 0; k < 2; ++k) {
+    CAPTURE(k);
+    CHECK(results[k].outcome == kernc::CacheOutcome::compiled);
+    CHECK(results[k].program->binary == compiler.compile(numbered_program(10 + k), target).binary);
+  }
+  CHECK(results[0].key != results[1].key);
+  CHECK_MESSAGE((started[0] < finished[1] && started[1] < finished[0]),
+                "the two compiles ran one after the other");
+}
