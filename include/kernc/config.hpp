@@ -67,12 +67,15 @@ struct KERNC_API Config {
   /// The host backend's worker threads (KERNC_CPU_THREADS); 0, the default: one per
   /// hardware thread.
   Setting<int> cpu_threads;
+  /// The library logger's level (KERNC_LOG_LEVEL), as to_string(LogLevel) names it.
   Setting<std::string> log_level;
+  /// Whether kernc opens NVTX ranges for profilers (KERNC_NVTX=1; include/kernc/profiling.hpp).
+  Setting<bool> nvtx;
 
   /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_REMOTE_CACHE, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
   /// KERNC_SAVE_SOURCE, KERNC_DRIVER_COMPILE_CACHE, KERNC_PCH, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY,
-  /// CUDA_HOME/CUDA_PATH, KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME, KERNC_HOST_CXX, KERNC_CPU_THREADS
-  /// and KERNC_LOG_LEVEL. Throws kernc::Error(invalid_argument) naming a malformed variable.
+  /// CUDA_HOME/CUDA_PATH, KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME, KERNC_HOST_CXX, KERNC_CPU_THREADS,
+  /// KERNC_LOG_LEVEL and KERNC_NVTX. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
   /// The same, with an injectable lookup (for tests).
   static Config from_environment(const std::function<const char*(const char*)>& lookup);

@@ -25,6 +25,7 @@
 #include "kernc/log.hpp"
 #include "kernc/npy.hpp"
 #include "kernc/pipeline.hpp"
+#include "kernc/profiling.hpp"
 #include "kernc/program.hpp"
 #include "kernc/remote_cache.hpp"
 #include "kernc/runtime.hpp"

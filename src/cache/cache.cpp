@@ -10,6 +10,7 @@
 #include <future>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "compiler/pch_compiler.hpp"
 #include "kernc/error.hpp"
 #include "base/log.hpp"
+#include "base/nvtx_range.hpp"
 #include "platform/files.hpp"
 
 namespace kernc {
@@ -114,6 +116,13 @@ struct Cache::Impl {
     for (const auto& tier : read_only) tiers.push_back(tier.get());
     if (remote) tiers.push_back(remote.get());
     return tiers;
+  }
+
+  // The NVTX range of a look-up in `tier` (NOTE [ NVTX ranges ]).
+  detail::NvtxPhase nvtx_phase(const cache::Store* tier) const noexcept {
+    return tier == store.get()    ? detail::NvtxPhase::cache_disk
+           : tier == remote.get() ? detail::NvtxPhase::cache_remote
+                                  : detail::NvtxPhase::cache_read_only;
   }
 
   // Applies `update` to this object's counters and to those not yet saved.
@@ -312,9 +321,18 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
     detail::logger().debug("{}: looking for {} (program key {}) in memory and {} tier(s)", name, target.str(),
                            program_key, tiers.size());
     CacheResult result;
-    if (auto [key, program_ptr] = impl_->memory.find_program(program_key); program_ptr) {
-      result.key = key;
-      result.program = program_ptr;
+    // One NVTX range per tier looked in, closed before a hit is offered: the module load
+    // that takes it is not the cache's (NOTE [ NVTX ranges ]).
+    std::optional<detail::NvtxRange> range;
+    auto look_in = [&](detail::NvtxPhase phase) {
+      range.emplace([&] { return detail::nvtx_range_name(phase, detail::nvtx_subject_or(name), target.str()); });
+    };
+    look_in(detail::NvtxPhase::cache_memory);
+    auto [memory_key, memory_program] = impl_->memory.find_program(program_key);
+    range.reset();
+    if (memory_program) {
+      result.key = memory_key;
+      result.program = memory_program;
       result.outcome = CacheOutcome::memory_hit;
       if (answer(result)) {
         impl_->count([rung](CacheStats& s) {
@@ -325,7 +343,9 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
       }
     }
     for (cache::Store* tier : tiers) {
+      look_in(impl_->nvtx_phase(tier));
       for (const std::string& key : tier->find_program(program_key)) {
+        if (!range) look_in(impl_->nvtx_phase(tier));  // after an offer that was refused
         auto load_start = std::chrono::steady_clock::now();
         auto lookup = tier->get(key);
         double load_ms =
@@ -335,6 +355,7 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
           continue;
         }
         if (lookup.status != cache::StoreLookup::Status::hit) continue;
+        range.reset();
         // Offered before it is kept: a binary the caller rejects stays out of memory and disk.
         CacheResult offered;
         offered.key = key;
@@ -348,6 +369,7 @@ std::optional<CacheResult> Cache::find_digest(const std::string& digest, const s
                               tier->location(), load_ms);
         return result;
       }
+      range.reset();
     }
   }
   return std::nullopt;
@@ -396,7 +418,14 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
                            key_material(program, target, compiler));
   }
 
-  if ((result.program = impl_->memory.find(result.key))) {
+  std::optional<detail::NvtxRange> range;  // one tier's look-up (NOTE [ NVTX ranges ])
+  auto look_in = [&](detail::NvtxPhase phase) {
+    range.emplace([&] { return detail::nvtx_range_name(phase, detail::nvtx_subject_or(program.name), target.str()); });
+  };
+  look_in(detail::NvtxPhase::cache_memory);
+  result.program = impl_->memory.find(result.key);
+  range.reset();
+  if (result.program) {
     result.outcome = CacheOutcome::memory_hit;
     impl_->count([](CacheStats& s) { ++s.memory_hits; });
     result.elapsed_ms = elapsed_ms();
@@ -434,7 +463,9 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
     const std::vector<cache::Store*> tiers = impl_->tiers();
     for (cache::Store* tier : tiers) {
       auto load_start = std::chrono::steady_clock::now();
+      look_in(impl_->nvtx_phase(tier));
       auto lookup = tier->get(result.key);
+      range.reset();
       double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
       if (lookup.status == cache::StoreLookup::Status::hit) {
         impl_->take_hit(*tier, result.key, std::make_shared<const CompiledProgram>(std::move(lookup.entry->program)),
@@ -450,6 +481,9 @@ CacheResult Cache::get_or_compile(const Program& program, const Target& target, 
                              target.str(), tiers.size(), compiler.identity().str());
       CompiledProgram compiled;
       try {
+        const detail::NvtxRange compiling([&] {
+          return detail::nvtx_range_name(detail::NvtxPhase::compile, detail::nvtx_subject_or(program.name), target.str());
+        });
         compiled = impl_->compile(compiler, program, target);
       } catch (const Error& error) {
         if (error.code() == ErrorCode::compile_failed) impl_->count([](CacheStats& s) { ++s.compile_failures; });

@@ -366,8 +366,19 @@ bool matches(const CallPlan& plan, ListView<Arg> inputs, ListView<ArrayRef> outp
   return true;
 }
 
+std::string nvtx_subject_of(const CallPlan& plan) {
+  if (plan.kind == KernelKind::raw) return nvtx_subject(plan.kernel, "");
+  return nvtx_subject(plan.kernel, format_call_signature(dsl::resolved_call_types(plan.types, plan.resolved)) + " " +
+                                       plan.layout.str());
+}
+
 std::vector<DeviceArray> run(const CallPlan& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs, StreamRef stream,
                              bool into, bool matched) {
+  // NOTE [ NVTX ranges ]: off, two relaxed loads; a first launch's load and compile nest here.
+  const NvtxSubject subject([&plan]() -> const std::string& {
+    return plan.nvtx_subject.get([&plan] { return nvtx_subject_of(plan); });
+  });
+  const NvtxRange range([&plan] { return nvtx_range_name(NvtxPhase::launch, nvtx_subject_or(plan.kernel)); });
   if (!matched && !matches(plan, inputs, outputs)) {
     check_arguments(plan, inputs, outputs);
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/nvtx_range.hpp"
 #include "dsl/arg_description.hpp"
 #include "kernc/target.hpp"
 #include "dsl/params.hpp"
@@ -83,6 +84,9 @@ class CallPlan : public CallDescription {
   std::vector<char> raw_input, raw_output;
   /// Raw addresses already found on a reachable device (NOTE [ arrays know their device ]).
   AddressMemo checked_addresses;
+  /// The kernel and variant its NVTX ranges name, made on the first launch with ranges on
+  /// (NOTE [ NVTX ranges ]).
+  NvtxLabel nvtx_subject;
 
   /// Fills the spans, same_description and the raw flags from the descriptions and the
   /// kernel's parameters (plans that alias-check).
@@ -105,6 +109,10 @@ class CallPlan : public CallDescription {
 /// strides; scalars' dtypes; outputs passed exactly when described) and every non-empty
 /// array has an address. No allocation, no formatting.
 bool matches(const CallPlan& plan, ListView<Arg> inputs, ListView<ArrayRef> outputs) noexcept;
+
+/// The kernel and variant `plan`'s NVTX ranges name: "saxpy<float32, float32 -> float32
+/// contiguous-i32>" (resolved types and layout class), a raw kernel's name alone.
+std::string nvtx_subject_of(const CallPlan& plan);
 
 /// Runs `plan` (the shared call path): checks the arguments unless `matched`, the device,
 /// scalar ranges and aliasing, then the kind's launch. Returns the outputs (the caller's

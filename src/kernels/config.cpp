@@ -147,16 +147,13 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   if (auto dirs = get("KERNC_CUDA_INCLUDE"); !dirs.empty()) config.cuda_include.set(dirs, "KERNC_CUDA_INCLUDE");
   if (auto dirs = get("KERNC_ROCM_INCLUDE"); !dirs.empty()) config.rocm_include.set(dirs, "KERNC_ROCM_INCLUDE");
   if (auto level = get("KERNC_LOG_LEVEL"); !level.empty()) {
-    static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-    bool known = false;
-    for (const char* name : kLevels) known = known || level == name;
-    if (!known) {
-      throw Error(ErrorCode::invalid_argument,
-                  fmt::format("KERNC_LOG_LEVEL must be one of trace, debug, info, warn, error, critical, off; "
-                              "not \"{}\"", level));
+    try {
+      config.log_level.set(to_string(parse_log_level(level)), "KERNC_LOG_LEVEL");
+    } catch (const Error& error) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("KERNC_LOG_LEVEL: {}", error.what()));
     }
-    config.log_level.set(level, "KERNC_LOG_LEVEL");
   }
+  flag("KERNC_NVTX", config.nvtx);
   return config;
 }
 

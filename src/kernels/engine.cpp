@@ -12,7 +12,9 @@
 #include "cache/cache_internals.hpp"
 #include "cache/cache_key.hpp"
 #include "kernc/error.hpp"
+#include "kernc/profiling.hpp"
 #include "base/log.hpp"
+#include "base/nvtx_range.hpp"
 
 namespace kernc {
 
@@ -101,6 +103,10 @@ struct Engine::Impl {
   // backend where the driver can (a second device's first load then costs only the driver's
   // per-context load), else loaded into this device alone.
   Module load_module(const CacheResult& result, const Device& device) {
+    const detail::NvtxRange range([&] {
+      return detail::nvtx_range_name(detail::NvtxPhase::module_load, detail::nvtx_subject_or(result.key),
+                                     result.program->target.str());
+    });
     const auto library_key = std::make_pair(device.backend(), result.key);
     Library library;
     {
@@ -123,6 +129,18 @@ Engine::Engine(Config config)
       cache_(std::make_unique<Cache>(config_.cache_config())),
       impl_(std::make_unique<Impl>()) {
   check_compile_policy(config_.compile_policy.value, "the compile policy");
+  // KERNC_NVTX is a process-wide switch: an engine made from a Config that sets it applies it
+  // (the global engine's is the environment's). A build without NVTX warns, once per engine,
+  // rather than failing a program that was only asked to be profiled.
+  if (config_.nvtx.source != "default") {
+    if (nvtx_ranges_built()) {
+      set_nvtx_ranges(config_.nvtx.value);
+    } else if (config_.nvtx.value) {
+      detail::logger().warn("{}=1: this build of kernc has no NVTX (the CUDA toolkit's nvtx3 headers were missing "
+                            "when it was built); no ranges are opened",
+                            config_.nvtx.source);
+    }
+  }
 }
 
 Engine::~Engine() = default;
@@ -172,6 +190,8 @@ Device Engine::device(int ordinal, std::optional<Backend> backend) {
 }
 
 Engine::Loaded Engine::load(const Program& program, const Device& device) {
+  // The caller's subject (a kernel call's), else the program's name (NOTE [ NVTX ranges ]).
+  const detail::NvtxSubject subject([&] { return std::string(detail::nvtx_subject_or(program.name)); });
   const Target target = device.target();
   std::optional<Loaded> loaded;
   std::string refusals;

@@ -12,6 +12,7 @@
 #include "kernc/kernels.hpp"
 #include "kernc/spec_file.hpp"
 #include "platform/sha256.hpp"
+#include "base/nvtx_range.hpp"
 
 namespace kernc {
 
@@ -88,6 +89,7 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
       event.description = work[k].variant->description;
       event.target = work[k].target;
       try {
+        const detail::NvtxSubject subject([&] { return detail::nvtx_subject(event.kernel, event.description); });
         auto result = cache.get_or_compile(work[k].variant->program, event.target, compiler_for(event.target.backend()));
         event.outcome = result.outcome;
         event.read_only = result.read_only;

@@ -15,6 +15,7 @@
 #include "kernc/error.hpp"
 #include "platform/files.hpp"
 #include "base/log.hpp"
+#include "base/nvtx_range.hpp"
 
 namespace kernc {
 
@@ -284,6 +285,10 @@ Engine::Loaded load_module_files(const ModuleFiles& files, const Device& device)
     const RawModuleBinary& binary = files.binaries[k];
     Engine::Loaded loaded;
     try {
+      const NvtxRange range([&] {
+        return nvtx_range_name(NvtxPhase::module_load, nvtx_subject_or(files.module),
+                               binary.target ? binary.target->str() : target.str());
+      });
       loaded.module = device.load(files.images[k]);
     } catch (const Error& error) {
       if (error.code() == ErrorCode::device_fault || error.code() == ErrorCode::no_device) throw;

@@ -102,7 +102,21 @@ KERNC_CACHE_MAX_SIZE=garbage expect_exit 2 kernc info
 expect_contains "$ERR" "KERNC_CACHE_MAX_SIZE"
 KERNC_LOG_LEVEL=chatty expect_exit 2 kernc info
 expect_contains "$ERR" "KERNC_LOG_LEVEL"
+expect_contains "$ERR" "trace, debug, info, warn (or warning), error, critical and off"
+expect_exit 2 kernc --log-level verbose info
+expect_contains "$ERR" '--log-level: unknown log level "verbose"'
+KERNC_NVTX=yes expect_exit 2 kernc info
+expect_contains "$ERR" 'KERNC_NVTX must be 0 or 1, not "yes"'
 expect_exit 2 kernc info --format yaml
+
+# ---------------------------------------------------------------------------------------------
+TEST "level names are read in any case and shown as kernc names them; KERNC_NVTX is shown"
+KERNC_LOG_LEVEL=WARNING expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["settings"]["log_level"]["value"]' warn
+expect_exit 0 kernc info --format json --log-level ERROR
+expect_json "$OUT" 'd["settings"]["log_level"]["value"]' error
+KERNC_NVTX=1 expect_exit 0 kernc info
+expect_match "$OUT" '^ +nvtx ranges +on +\(KERNC_NVTX\)$'
 
 # ---------------------------------------------------------------------------------------------
 # cli_context.hpp documents the global flags as "Flags every subcommand accepts", and

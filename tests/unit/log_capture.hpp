@@ -1,41 +1,38 @@
 #pragma once
-// Captures what the library logs on its "kernc" logger while in scope, so that a test
-// can check a warning was given (and the test output stays quiet).
+// Captures what the library logs while in scope, through the host's route
+// (kernc::set_log_sink), so that a test can check a warning was given (and the test
+// output stays quiet). Restores the default route (stderr) at the end.
 
-#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <vector>
 
-#include <spdlog/sinks/ostream_sink.h>
-
-#include "base/log.hpp"
+#include "kernc/log.hpp"
 
 namespace kernc::test {
 
 class LogCapture {
  public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
-    sink_->set_pattern("%l: %v");
-    auto& sinks = detail::logger().sinks();
-    saved_ = sinks;
-    sinks.assign({sink_});
+  LogCapture() {
+    set_log_sink([this](LogLevel level, std::string_view message) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      // spdlog's names, as kernc prints them on stderr ("warning: ...").
+      stream_ << (level == LogLevel::warn ? "warning" : to_string(level)) << ": " << message << '\n';
+    });
   }
-  ~LogCapture() { detail::logger().sinks() = saved_; }
+  ~LogCapture() { set_log_sink({}); }
   LogCapture(const LogCapture&) = delete;
   LogCapture& operator=(const LogCapture&) = delete;
 
   /// Everything logged so far, one "level: message" line per record.
   std::string text() {
-    detail::logger().flush();
+    std::lock_guard<std::mutex> lock(mutex_);
     return stream_.str();
   }
 
  private:
+  std::mutex mutex_;
   std::ostringstream stream_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-  std::vector<spdlog::sink_ptr> saved_;
 };
 
 }  // namespace kernc::test

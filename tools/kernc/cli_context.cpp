@@ -11,6 +11,8 @@
 
 #include "kernc/cache_directory.hpp"
 
+#include "kernc/profiling.hpp"
+
 namespace kernc::cli {
 
 int exit_code_for(const Error& error) {
@@ -152,8 +154,9 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
   app.add_option("--compile", options.compile_policy,
                  "auto: compile what no cache holds; never: a missing kernel is an error (as KERNC_COMPILE)")
       ->check(CLI::IsMember({"auto", "never"}));
-  app.add_option("--log-level", options.log_level, "Library log level: trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--log-level", options.log_level,
+                 "Library log level: trace, debug, info, warn (default), error, critical or off, in any case "
+                 "(overrides KERNC_LOG_LEVEL)");
 }
 
 Config resolve_config(const GlobalOptions& options) {
@@ -170,8 +173,16 @@ Config resolve_config(const GlobalOptions& options) {
       throw Error(ErrorCode::invalid_argument, fmt::format("--remote-cache: {}", error.what()));
     }
   }
-  if (!options.log_level.empty()) config.log_level.set(options.log_level, "--log-level");
+  if (!options.log_level.empty()) {
+    try {
+      config.log_level.set(to_string(parse_log_level(options.log_level)), "--log-level");
+    } catch (const Error& error) {
+      throw Error(ErrorCode::invalid_argument, fmt::format("--log-level: {}", error.what()));
+    }
+  }
   set_log_level(config.log_level.value);
+  // KERNC_NVTX: ranges for `nsys profile kernc ...` (compile and precompile make no Engine).
+  if (config.nvtx.source != "default" && nvtx_ranges_built()) set_nvtx_ranges(config.nvtx.value);
   return config;
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli_context.hpp"
 #include "kernc/devices.hpp"
+#include "kernc/profiling.hpp"
 #include "kernc/remote_cache.hpp"
 #include "kernc/runtime.hpp"
 #include "kernc/version.hpp"
@@ -109,7 +110,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"runtime", setting_json(config.runtime)},
         {"host_cxx", setting_json(config.host_cxx)},
         {"cpu_threads", setting_json(config.cpu_threads)},
-        {"log_level", setting_json(config.log_level)}}},
+        {"log_level", setting_json(config.log_level)},
+        {"nvtx", setting_json(config.nvtx)}}},
   };
   if (options.format == "json") {
     fmt::print("{}\n", info.dump(2));
@@ -183,6 +185,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
                                                     : std::to_string(config.cpu_threads.value),
        config.cpu_threads.source);
   show("log level", config.log_level.value, config.log_level.source);
+  show("nvtx ranges", config.nvtx.value ? std::string(nvtx_ranges_built() ? "on" : "on, but not built in") : "off",
+       config.nvtx.source);
   return kExitOk;
 }
 
