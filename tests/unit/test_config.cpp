@@ -171,6 +171,8 @@ TEST_CASE("config::Config::from_environment reads KERNC_DRIVER_COMPILE_CACHE, of
   Config off = config_from({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "0"}});
   CHECK_FALSE(off.compiler_paths().driver_compile_cache);
   check_rejected({{"HOME", "/home/u"}, {"KERNC_DRIVER_COMPILE_CACHE", "yes"}}, "KERNC_DRIVER_COMPILE_CACHE", "yes");
+}
+
 TEST_CASE("config::Config::from_environment reads KERNC_PCH, on by default") {
   Config defaults = config_from({{"HOME", "/home/u"}});
   CHECK(defaults.precompiled_headers.value);
