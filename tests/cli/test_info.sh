@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 # ---------------------------------------------------------------------------------------------
-TEST "--version prints 0.1.0"
+TEST "--version prints 0.2.0"
 expect_exit 0 kernc --version
 expect_match "$OUT" '^(kernc )?0\.1\.0$'
 
@@ -43,7 +43,7 @@ expect_match "$OUT" '^nvrtc +not available: KERNC_CUDA_INCLUDE: /nonexistent/ker
 # ---------------------------------------------------------------------------------------------
 TEST "info --format json"
 expect_exit 0 kernc info --format json
-expect_json "$OUT" 'd["version"]' 0.1.0
+expect_json "$OUT" 'd["version"]' 0.2.0
 expect_json "$OUT" 'd["nvrtc"]["available"]' true
 expect_json "$OUT" '"sm_90" in d["nvrtc"]["supported_targets"]' true
 expect_json "$OUT" '"sm_30" in d["nvrtc"]["supported_targets"]' false
