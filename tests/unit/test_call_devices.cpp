@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "fake_driver.hpp"
 #include "kernc/array.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
@@ -34,24 +35,12 @@ using kernc::test::contains;
 
 namespace {
 
-// A GPU that launches nothing but counts launches, places raw addresses by range (`places`:
-// the first address of a 1 GiB range and where it lives; elsewhere it cannot tell) and may
-// reach its peers.
-class PlacingDriver final : public detail::Driver {
+// A GPU (test::FakeGpuDriver, allocating from `base`) that launches nothing but counts
+// launches, places raw addresses by range (`places`: the first address of a 1 GiB range and
+// where it lives; elsewhere it cannot tell) and may reach its peers.
+class PlacingDriver final : public test::FakeGpuDriver {
  public:
-  explicit PlacingDriver(std::uint64_t base) : next_(base) {
-    props_.name = "Fake GPU (test_call_devices)";
-    props_.target = "sm_90";
-    props_.compute_capability = 90;
-    props_.multiprocessors = 132;
-    props_.max_threads_per_block = 1024;
-    props_.max_shared_per_block = 48 * 1024;
-    props_.max_shared_per_block_optin = 232448;
-    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
-    props_.max_grid[0] = 2147483647;
-    props_.max_grid[1] = props_.max_grid[2] = 65535;
-    props_.total_memory = 1ull << 40;
-  }
+  explicit PlacingDriver(std::uint64_t base) : FakeGpuDriver("Fake GPU (test_call_devices)", base) {}
 
   std::size_t launches = 0;
   std::size_t lookups = 0;
@@ -61,25 +50,9 @@ class PlacingDriver final : public detail::Driver {
   bool peers_possible = false;
   std::size_t peer_enables = 0;
 
-  Backend backend() const noexcept override { return Backend::cuda; }
-  const detail::DeviceProperties& properties() const noexcept override { return props_; }
-  void make_current() override {}
-  std::uint64_t allocate(std::size_t bytes) override {
-    const std::uint64_t address = next_;
-    next_ += (bytes + 0xffff) & ~std::uint64_t{0xffff};
-    return address;
-  }
-  std::uint64_t allocate_async(std::size_t bytes, void*) override { return allocate(bytes); }
-  void release_memory(std::uint64_t, bool, void*) noexcept override {}
-  void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override {}
   void copy_to_host(void* dst, std::uint64_t src, std::size_t bytes, void*) override {
     if (src == kTypeSize && bytes == sizeof(unsigned)) *static_cast<unsigned*>(dst) = 4;  // a float's reduce type
   }
-  void copy_device(std::uint64_t, std::uint64_t, std::size_t, void*) override {}
-  void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override {}
-  void synchronize() override {}
-  void synchronize_stream(void*) override {}
-  bool is_device_pointer(std::uint64_t) noexcept override { return true; }
   DeviceId locate(std::uint64_t address) noexcept override {
     ++lookups;
     auto found = places.upper_bound(address);
@@ -88,20 +61,6 @@ class PlacingDriver final : public detail::Driver {
   }
   bool can_access_peer(Driver&) noexcept override { return peers_possible; }
   void enable_peer_access(Driver&) override { ++peer_enables; }
-  void* create_stream() override { return nullptr; }
-  void release_stream(void*) noexcept override {}
-  void* create_event() override { return nullptr; }
-  void release_event(void*) noexcept override {}
-  void record_event(void*, void*) override {}
-  void synchronize_event(void*) override {}
-  float elapsed_ms(void*, void*) override { return 0; }
-  void* load_module(const std::string&) override { return &module_; }
-  void release_module(void*) noexcept override {}
-  void* find_function(void*, const std::string& name) override {
-    auto& slot = functions_[name];
-    if (!slot) slot = std::make_unique<std::string>(name);
-    return slot.get();
-  }
   // A reduction's program says the size of its reduce type in a global.
   bool find_global(void*, const std::string& name, std::uint64_t* address, std::size_t* bytes) override {
     if (name != "kernc_reduce_type_size") return false;
@@ -109,19 +68,7 @@ class PlacingDriver final : public detail::Driver {
     *bytes = sizeof(unsigned);
     return true;
   }
-  FunctionAttributes attributes(void*) override { return {}; }
-  void set_max_dynamic_shared(void*, int) override {}
-  void set_preferred_shared_carveout(void*, int) override {}
-  int max_active_blocks_per_multiprocessor(void*, int, std::size_t) override { return 1; }
-  int dynamic_shared_limit(void*) noexcept override { return 48 * 1024; }
-  std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
   void launch(void*, const LaunchConfig&, void**) override { ++launches; }
-
- private:
-  detail::DeviceProperties props_;
-  std::uint64_t next_;
-  int module_ = 0;
-  std::map<std::string, std::unique_ptr<std::string>> functions_;
 };
 
 // Three fake CUDA GPUs at ordinals kFirst.. (beyond any real machine's), each allocating in

@@ -23,6 +23,7 @@
 #include "cache/cache_internals.hpp"
 #include "cache/cache_key.hpp"
 #include "cache/local_store.hpp"
+#include "fake_driver.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
@@ -51,20 +52,11 @@ struct Launch {
   }
 };
 
-class RecordingDriver final : public detail::Driver {
+// A GPU (test::FakeGpuDriver) of `multiprocessors` multiprocessors that records its launches.
+class RecordingDriver final : public test::FakeGpuDriver {
  public:
-  explicit RecordingDriver(int multiprocessors) {
-    props_.name = "Fake GPU (test_elementwise_launch)";
-    props_.target = "sm_90";
-    props_.compute_capability = 90;
-    props_.multiprocessors = multiprocessors;
-    props_.max_threads_per_block = 1024;
-    props_.max_shared_per_block = 48 * 1024;
-    props_.max_shared_per_block_optin = 232448;
-    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
-    props_.max_grid[0] = 2147483647;
-    props_.max_grid[1] = props_.max_grid[2] = 65535;
-    props_.total_memory = 1ull << 40;
+  explicit RecordingDriver(int multiprocessors) : FakeGpuDriver("Fake GPU (test_elementwise_launch)") {
+    props().multiprocessors = multiprocessors;
   }
 
   std::map<std::string, std::size_t> param_counts;  // by kernel name: how many to record
@@ -73,51 +65,13 @@ class RecordingDriver final : public detail::Driver {
   bool recording = true;
   std::size_t unrecorded_launches = 0;
 
-  Backend backend() const noexcept override { return Backend::cuda; }
-  const detail::DeviceProperties& properties() const noexcept override { return props_; }
-  void make_current() override {}
-  std::uint64_t allocate(std::size_t bytes) override {
-    const std::uint64_t address = next_;
-    next_ += (bytes + 0xffff) & ~std::uint64_t{0xffff};
-    return address;
-  }
-  std::uint64_t allocate_async(std::size_t bytes, void*) override { return allocate(bytes); }
-  void release_memory(std::uint64_t, bool, void*) noexcept override {}
-  void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override {}
-  void copy_to_host(void*, std::uint64_t, std::size_t, void*) override {}
-  void copy_device(std::uint64_t, std::uint64_t, std::size_t, void*) override {}
-  void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override {}
-  void synchronize() override {}
-  void synchronize_stream(void*) override {}
-  bool is_device_pointer(std::uint64_t) noexcept override { return true; }
-  void* create_stream() override { return nullptr; }
-  void release_stream(void*) noexcept override {}
-  void* create_event() override { return nullptr; }
-  void release_event(void*) noexcept override {}
-  void record_event(void*, void*) override {}
-  void synchronize_event(void*) override {}
-  float elapsed_ms(void*, void*) override { return 0; }
-  void* load_module(const std::string&) override { return &module_; }
-  void release_module(void*) noexcept override {}
-  void* find_function(void*, const std::string& name) override {
-    auto& slot = functions_[name];
-    if (!slot) slot = std::make_unique<std::string>(name);
-    return slot.get();
-  }
-  bool find_global(void*, const std::string&, std::uint64_t*, std::size_t*) override { return false; }
-  FunctionAttributes attributes(void*) override { return {}; }
-  void set_max_dynamic_shared(void*, int) override {}
-  void set_preferred_shared_carveout(void*, int) override {}
-  int max_active_blocks_per_multiprocessor(void*, int, std::size_t) override { return 1; }
-  int dynamic_shared_limit(void*) noexcept override { return 48 * 1024; }
-  std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
   void launch(void* function, const LaunchConfig& config, void** args) override {
     if (!recording) {
       ++unrecorded_launches;
       return;
     }
     Launch launch;
-    launch.function = *static_cast<const std::string*>(function);
+    launch.function = function_name(function);
     launch.grid = config.grid[0];
     const std::size_t count = param_counts.at(launch.function);
     for (std::size_t k = 0; k < count; ++k) {
@@ -126,12 +80,6 @@ class RecordingDriver final : public detail::Driver {
     }
     launches.push_back(std::move(launch));
   }
-
- private:
-  detail::DeviceProperties props_;
-  std::uint64_t next_ = 0x7f0000000000ull;
-  int module_ = 0;
-  std::map<std::string, std::unique_ptr<std::string>> functions_;
 };
 
 // Two fake GPUs, CUDA GPUs `first_ordinal` and the next (below Engine::kDeviceSlots, and

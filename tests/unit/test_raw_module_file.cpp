@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_driver.hpp"
 #include "kernc/engine.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
@@ -316,22 +317,17 @@ TEST_CASE("RawModule::binaries_for climbs the architecture ladder") {
 
 namespace {
 
-// A CUDA GPU of architecture `target` that exists only in this file: it records the images
-// it is asked to load and refuses those in `refuse`, as a driver refuses a binary it cannot run.
-class FakeDriver final : public kernc::detail::Driver {
+// A CUDA GPU (kernc::test::FakeGpuDriver) of architecture `target`, 8 multiprocessors and no
+// opt-in shared memory beyond 48 KiB: it records the images it is asked to load and refuses
+// those in `refuse`, as a driver refuses a binary it cannot run; its module has the function
+// "scale" and the global "gain".
+class FakeDriver final : public kernc::test::FakeGpuDriver {
  public:
   explicit FakeDriver(const std::string& target) {
-    props_.name = "Fake GPU";
-    props_.target = target;
-    props_.compute_capability = Target::parse(target).sm_number();
-    props_.multiprocessors = 8;
-    props_.max_threads_per_block = 1024;
-    props_.max_shared_per_block = 48 * 1024;
-    props_.max_shared_per_block_optin = 48 * 1024;
-    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
-    props_.max_grid[0] = 2147483647;
-    props_.max_grid[1] = props_.max_grid[2] = 65535;
-    props_.total_memory = 1ull << 30;
+    props().target = target;
+    props().compute_capability = Target::parse(target).sm_number();
+    props().multiprocessors = 8;
+    props().max_shared_per_block_optin = 48 * 1024;
   }
 
   std::vector<std::string> loaded;
@@ -339,51 +335,22 @@ class FakeDriver final : public kernc::detail::Driver {
   std::vector<std::size_t> sizes = {8, 8, 4, 4};  // scale(float*, const float*, float, int)
   int launches = 0;
 
-  kernc::Backend backend() const noexcept override { return kernc::Backend::cuda; }
-  const kernc::detail::DeviceProperties& properties() const noexcept override { return props_; }
-  void make_current() override {}
-  std::uint64_t allocate(std::size_t) override { return 0; }
-  std::uint64_t allocate_async(std::size_t, void*) override { return 0; }
-  void release_memory(std::uint64_t, bool, void*) noexcept override {}
-  void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override {}
-  void copy_to_host(void*, std::uint64_t, std::size_t, void*) override {}
-  void copy_device(std::uint64_t, std::uint64_t, std::size_t, void*) override {}
-  void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override {}
-  void synchronize() override {}
-  void synchronize_stream(void*) override {}
-  bool is_device_pointer(std::uint64_t) noexcept override { return true; }
-  void* create_stream() override { return nullptr; }
-  void release_stream(void*) noexcept override {}
-  void* create_event() override { return nullptr; }
-  void release_event(void*) noexcept override {}
-  void record_event(void*, void*) override {}
-  void synchronize_event(void*) override {}
-  float elapsed_ms(void*, void*) override { return 0; }
   void* load_module(const std::string& image) override {
     if (refuse.count(image)) throw Error(ErrorCode::driver, "cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU");
     loaded.push_back(image);
-    return &module_;
+    return FakeGpuDriver::load_module(image);
   }
-  void release_module(void*) noexcept override {}
-  void* find_function(void*, const std::string& name) override { return name == "scale" ? &function_ : nullptr; }
+  void* find_function(void* module, const std::string& name) override {
+    return name == "scale" ? FakeGpuDriver::find_function(module, name) : nullptr;
+  }
   bool find_global(void*, const std::string& name, std::uint64_t* address, std::size_t* bytes) override {
     if (name != "gain") return false;
     *address = 0x1000;
     *bytes = 4;
     return true;
   }
-  kernc::FunctionAttributes attributes(void*) override { return {}; }
-  void set_max_dynamic_shared(void*, int) override {}
-  void set_preferred_shared_carveout(void*, int) override {}
-  int max_active_blocks_per_multiprocessor(void*, int, std::size_t) override { return 1; }
-  int dynamic_shared_limit(void*) noexcept override { return 48 * 1024; }
   std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return sizes; }
   void launch(void*, const kernc::LaunchConfig&, void**) override { ++launches; }
-
- private:
-  kernc::detail::DeviceProperties props_;
-  int module_ = 0;
-  int function_ = 0;
 };
 
 // The fake GPU registered as CUDA GPU `kOrdinal` while this lives, and an engine to reach it.

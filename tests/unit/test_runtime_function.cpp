@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_driver.hpp"
 #include "kernc/error.hpp"
 #include "kernc/runtime.hpp"
 #include "runtime/driver.hpp"
@@ -25,60 +26,30 @@ using kernc::test::contains;
 
 namespace {
 
-// A GPU that exists only in this file: 132 multiprocessors, 227 KiB of opt-in shared
-// memory, and an occupancy of 2048 threads per multiprocessor (at most 32 blocks); clusters
-// of at most 2048 threads fit, and priorities run from -5 (most urgent) to 0.
-class FakeDriver final : public kernc::detail::Driver {
+// A GPU (kernc::test::FakeGpuDriver) that exists only in this file: 132 multiprocessors,
+// 227 KiB of opt-in shared memory, and an occupancy of 2048 threads per multiprocessor (at
+// most 32 blocks); it launches cooperatively, clusters of at most 2048 threads fit, and
+// priorities run from -5 (most urgent) to 0. Its module has the one function "k", whose
+// attributes the test sets, and addresses are never the GPU's.
+class FakeDriver final : public kernc::test::FakeGpuDriver {
  public:
   FakeDriver() {
-    props_.name = "Fake GPU";
-    props_.target = "sm_90";
-    props_.compute_capability = 90;
-    props_.multiprocessors = 132;
-    props_.max_threads_per_block = 1024;
-    props_.max_shared_per_block = 48 * 1024;
-    props_.max_shared_per_block_optin = 232448;
-    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
-    props_.max_grid[0] = 2147483647;
-    props_.max_grid[1] = props_.max_grid[2] = 65535;
-    props_.total_memory = 1ull << 34;
-    props_.cooperative_launch = true;
-    props_.cluster_launch = true;
-    props_.cluster_launch_missing.clear();
-    props_.greatest_priority = -5;
-    props_.least_priority = 0;
+    props().cooperative_launch = true;
+    props().cluster_launch = true;
+    props().cluster_launch_missing.clear();
+    props().greatest_priority = -5;
+    props().least_priority = 0;
   }
 
-  kernc::detail::DeviceProperties& props() { return props_; }
   int static_shared = 0;
   std::optional<int> carveout;
   std::optional<int> max_dynamic;
   std::vector<LaunchConfig> launches;
 
-  kernc::Backend backend() const noexcept override { return kernc::Backend::cuda; }
-  const kernc::detail::DeviceProperties& properties() const noexcept override { return props_; }
-  void make_current() override {}
-  std::uint64_t allocate(std::size_t) override { return 0; }
-  std::uint64_t allocate_async(std::size_t, void*) override { return 0; }
-  void release_memory(std::uint64_t, bool, void*) noexcept override {}
-  void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override {}
-  void copy_to_host(void*, std::uint64_t, std::size_t, void*) override {}
-  void copy_device(std::uint64_t, std::uint64_t, std::size_t, void*) override {}
-  void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override {}
-  void synchronize() override {}
-  void synchronize_stream(void*) override {}
   bool is_device_pointer(std::uint64_t) noexcept override { return false; }
-  void* create_stream() override { return nullptr; }
-  void release_stream(void*) noexcept override {}
-  void* create_event() override { return nullptr; }
-  void release_event(void*) noexcept override {}
-  void record_event(void*, void*) override {}
-  void synchronize_event(void*) override {}
-  float elapsed_ms(void*, void*) override { return 0; }
-  void* load_module(const std::string&) override { return &module_; }
-  void release_module(void*) noexcept override {}
-  void* find_function(void*, const std::string& name) override { return name == "k" ? &function_ : nullptr; }
-  bool find_global(void*, const std::string&, std::uint64_t*, std::size_t*) override { return false; }
+  void* find_function(void* module, const std::string& name) override {
+    return name == "k" ? FakeGpuDriver::find_function(module, name) : nullptr;
+  }
 
   kernc::FunctionAttributes attributes(void*) override {
     kernc::FunctionAttributes a;
@@ -98,7 +69,6 @@ class FakeDriver final : public kernc::detail::Driver {
     return std::min(32, 2048 / block_threads);
   }
   int dynamic_shared_limit(void*) noexcept override { return max_dynamic.value_or(48 * 1024 - static_shared); }
-  std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override { return {}; }
   void launch(void*, const LaunchConfig& config, void**) override { launches.push_back(config); }
   // Clusters of at most 2048 threads fit; larger ones do not.
   int max_active_clusters(void*, const LaunchConfig& c) override {
@@ -122,13 +92,10 @@ class FakeDriver final : public kernc::detail::Driver {
   void* library_module(void* library) override {
     CHECK(library == &library_);
     ++library_modules;
-    return &module_;
+    return module_handle();
   }
 
  private:
-  kernc::detail::DeviceProperties props_;
-  int module_ = 0;
-  int function_ = 0;
   int library_ = 0;
 };
 

@@ -1,6 +1,6 @@
 // kernc's own host cost per launch, without a GPU (issue 14, item 4: "the call path near a
-// raw launch"). A fake detail::Driver (as in tests/unit/test_runtime_function.cpp) stands
-// in for libcuda as GPU 0: it accepts any module image, finds any function, and its launch
+// raw launch"). A fake detail::Driver (the unit tests' tests/unit/fake_driver.hpp) stands in
+// for libcuda as GPU 0: it accepts any module image, finds any function, and its launch
 // does nothing, so what is timed and counted is kernc's code alone. The kernels are really
 // compiled (NVRTC, for the fake GPU's sm_90) into the cache directory, so the first run
 // compiles and later ones find the binaries there.
@@ -40,6 +40,7 @@
 #define CALLGRIND_DUMP_STATS_AT(label) ((void)(label))
 #endif
 
+#include "fake_driver.hpp"  // tests/unit: the fake GPU the unit tests use
 #include "kernc/engine.hpp"
 #include "kernc/kernels.hpp"
 #include "runtime/driver.hpp"
@@ -67,37 +68,21 @@ namespace {
 
 using namespace kernc;
 
-// A GPU that exists only here: an H100's limits, a bump allocator, launches that do nothing.
-class FakeDriver final : public detail::Driver {
+// A GPU that exists only here (tests/unit/fake_driver.hpp: an H100's limits, a bump
+// allocator, launches that do nothing) that launches cooperatively and counts every call
+// kernc makes on the way to a launch.
+class FakeDriver final : public test::FakeGpuDriver {
  public:
-  FakeDriver() {
-    props_.name = "Fake H100 (callpath_profile)";
-    props_.target = "sm_90";
-    props_.compute_capability = 90;
-    props_.multiprocessors = 132;
-    props_.max_threads_per_block = 1024;
-    props_.max_shared_per_block = 48 * 1024;
-    props_.max_shared_per_block_optin = 232448;
-    for (int k = 0; k < 3; ++k) props_.max_block[k] = k < 2 ? 1024 : 64;
-    props_.max_grid[0] = 2147483647;
-    props_.max_grid[1] = props_.max_grid[2] = 65535;
-    props_.total_memory = 80ull << 30;
-    props_.cooperative_launch = true;
-  }
+  FakeDriver() : FakeGpuDriver("Fake H100 (callpath_profile)") { props().cooperative_launch = true; }
 
   // Calls that reach the driver, by kind (what a real driver would be asked per launch).
   unsigned long long launches = 0, make_currents = 0, attribute_queries = 0, other_calls = 0;
 
-  Backend backend() const noexcept override { return Backend::cuda; }
-  const detail::DeviceProperties& properties() const noexcept override { return props_; }
   void make_current() override { ++make_currents; }
   std::uint64_t allocate(std::size_t bytes) override {
     ++other_calls;
-    std::uint64_t address = next_;
-    next_ += (bytes + 0xffff) & ~std::uint64_t{0xffff};
-    return address;
+    return FakeGpuDriver::allocate(bytes);
   }
-  std::uint64_t allocate_async(std::size_t bytes, void*) override { return allocate(bytes); }
   void release_memory(std::uint64_t, bool, void*) noexcept override { ++other_calls; }
   void copy_to_device(std::uint64_t, const void*, std::size_t, void*) override { ++other_calls; }
   void copy_to_host(void*, std::uint64_t, std::size_t, void*) override { ++other_calls; }
@@ -105,21 +90,10 @@ class FakeDriver final : public detail::Driver {
   void fill_bytes(std::uint64_t, unsigned char, std::size_t, void*) override { ++other_calls; }
   void synchronize() override { ++other_calls; }
   void synchronize_stream(void*) override { ++other_calls; }
-  bool is_device_pointer(std::uint64_t) noexcept override { return true; }
-  void* create_stream() override { return nullptr; }
-  void release_stream(void*) noexcept override {}
-  void* create_event() override { return nullptr; }
-  void release_event(void*) noexcept override {}
-  void record_event(void*, void*) override {}
-  void synchronize_event(void*) override {}
-  float elapsed_ms(void*, void*) override { return 0; }
-  void* load_module(const std::string&) override { return &module_; }
-  void release_module(void*) noexcept override {}
-  void* find_function(void*, const std::string&) override {
+  void* find_function(void* module, const std::string& name) override {
     ++other_calls;
-    return &function_;
+    return FakeGpuDriver::find_function(module, name);
   }
-  bool find_global(void*, const std::string&, std::uint64_t*, std::size_t*) override { return false; }
   FunctionAttributes attributes(void*) override {
     ++attribute_queries;
     FunctionAttributes a;
@@ -133,9 +107,9 @@ class FakeDriver final : public detail::Driver {
     ++attribute_queries;
     return 8;
   }
-  int dynamic_shared_limit(void*) noexcept override {
+  int dynamic_shared_limit(void* function) noexcept override {
     ++attribute_queries;
-    return 48 * 1024;
+    return FakeGpuDriver::dynamic_shared_limit(function);
   }
   std::vector<std::size_t> parameter_sizes(void*, std::optional<std::size_t>) override {
     ++attribute_queries;
@@ -144,12 +118,6 @@ class FakeDriver final : public detail::Driver {
   void launch(void*, const LaunchConfig&, void**) override { ++launches; }
 
   unsigned long long total() const { return launches + make_currents + attribute_queries + other_calls; }
-
- private:
-  detail::DeviceProperties props_;
-  std::uint64_t next_ = 0x7f0000000000ull;
-  int module_ = 0;
-  int function_ = 0;
 };
 
 struct Result {
