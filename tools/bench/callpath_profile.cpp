@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   results.push_back(measure("d ElementwiseKernel::operator()", n, driver,
                             [&] { saxpy({2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("b' RawKernel::operator() prebuilt", n, driver, [&] { raw(small, raw_args); }));
-  results.push_back(measure("c' launch(plan) prebuilt", n, driver, [&] { saxpy.launch(plan, inputs, outputs); }));
+  results.push_back(measure("c' launch(plan) prebuilt", n, driver, [&] { plan.launch(inputs, outputs); }));
   results.push_back(measure("c\" launch_into(plan)", n, driver,
                             [&] { plan.launch_into({2.0f, small_x, small_x}, {small_z}); }));
   results.push_back(measure("d' operator() prebuilt", n, driver, [&] { saxpy(inputs, outputs); }));
