@@ -132,6 +132,22 @@ struct Indexer<0, Index> {
   Index step_;
 };
 
+// NOTE [ rolled loops over a run-time rank ]
+// A loop over the dimensions of a rank known only at run time (the generic layout, raw
+// arrays) is kept rolled: its trip count is the rank, bounded by kMaxDims = 16, so NVVM
+// unrolled each one sixteen times with an exit per step, and with 8 loads in flight a
+// generic program carried 8 x 16 copies of a 64-bit `%` and `/`. Kept rolled, a generic
+// program compiles 4-7x faster (1.6-1.9 s to 0.24-0.47 s of CPU for sm_90, its cubin 2.5-3.5x
+// smaller; tools/bench/NOTES.md, "compile-v1"); a step of the loop costs a compare and a
+// branch beside the division it holds, which is what bounds it.
+// KERNC_UNROLL_RANK_LOOPS gives NVVM its way again, only to measure what rolling saves
+// (tools/bench/compile_bench.cpp --flag -DKERNC_UNROLL_RANK_LOOPS).
+#ifdef KERNC_UNROLL_RANK_LOOPS
+#define KERNC_RANK_LOOP
+#else
+#define KERNC_RANK_LOOP _Pragma("unroll 1")
+#endif
+
 template <class Index>
 struct Indexer<-1, Index> {
   Shape<-1, Index> shape;
@@ -139,7 +155,7 @@ struct Indexer<-1, Index> {
   KERNC_DEVICE explicit Indexer(const Shape<-1, Index>& s) : shape(s) {}
   KERNC_DEVICE Index size() const { return shape.size; }
   KERNC_DEVICE void set(Index i) {
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = shape.rank - 1; d > 0; --d) {
       index[d] = i % shape.dims[d];
       i /= shape.dims[d];
@@ -148,7 +164,7 @@ struct Indexer<-1, Index> {
   }
   KERNC_DEVICE void start(Index i, Index step) {
     set(i);
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = shape.rank - 1; d > 0; --d) {
       step_[d] = step % shape.dims[d];
       step /= shape.dims[d];
@@ -157,7 +173,7 @@ struct Indexer<-1, Index> {
   }
   KERNC_DEVICE void advance() {
     Index carry = 0;
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = shape.rank - 1; d > 0; --d) {
       index[d] += step_[d] + carry;
       carry = index[d] >= shape.dims[d] ? 1 : 0;
@@ -168,15 +184,6 @@ struct Indexer<-1, Index> {
   Index step_[kMaxDims];
   KERNC_DEVICE const Index* get() const { return index; }
 };
-
-// NOTE [ rolled loops over a run-time rank ]
-// A loop over the dimensions of a rank known only at run time (the generic layout, raw
-// arrays) is kept rolled: its trip count is the rank, bounded by kMaxDims = 16, so NVVM
-// unrolled each one sixteen times with an exit per step, and with 8 loads in flight a
-// generic program carried 8 x 16 copies of a 64-bit `%` and `/`. Kept rolled, a generic
-// program compiles 4-7x faster (1.6-1.9 s to 0.24-0.47 s of CPU for sm_90, its cubin 2.5-3.5x
-// smaller; tools/bench/NOTES.md, "compile-v1"); a step of the loop costs a compare and a
-// branch beside the division it holds, which is what bounds it.
 
 // CuPy's CArray: data pointer, shape and strides in bytes. x[i] takes a flat index in
 // the array's own C order; x[idx] a multi-index of the array's rank.
@@ -267,7 +274,7 @@ struct ArrayView<T, -1, Index> {
   KERNC_DEVICE T& operator[](const I* idx) const {
     KERNC_CHECK_INDEX_TYPE(I);
     Index offset = 0;
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = 0; d < ndim_; ++d) offset += static_cast<Index>(idx[d]) * strides_[d];
     return *reinterpret_cast<T*>(reinterpret_cast<char*>(data_) + offset);
   }
@@ -288,7 +295,7 @@ struct ArrayView<T, -1, Index> {
   KERNC_DEVICE T& operator[](Index i) const {
     if (contiguous_) return data_[i];
     Index offset = 0;
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = ndim_ - 1; d >= 0; --d) {
       offset += (i % shape_[d]) * strides_[d];
       i /= shape_[d];
@@ -313,7 +320,7 @@ struct ReductionRows {
   }
   KERNC_DEVICE char* row(Index i) const {
     Index offset = 0;
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = split - 1; d >= 0; --d) {
       offset += (i % view.shape_[d]) * view.strides_[d];
       i /= view.shape_[d];
@@ -331,7 +338,7 @@ struct ReductionRows {
   KERNC_DEVICE T& at(char* row, Index j) const {
     if (split == view.ndim_ - 1) return *reinterpret_cast<T*>(row + j * view.strides_[split]);
     Index offset = 0;
-#pragma unroll 1  // NOTE [ rolled loops over a run-time rank ]
+    KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = view.ndim_ - 1; d >= split; --d) {
       offset += (j % view.shape_[d]) * view.strides_[d];
       j /= view.shape_[d];
