@@ -242,7 +242,7 @@ TEST_CASE("kernels::parse_call_signature parses spec signature lines") {
        {arr(DType::int8), scalar(DType::float64)},
        {std::nullopt, DType::complex64},
        "int8, scalar float64 -> _, complex64"},
-      {"f4, scalar double -> float",
+      {"f4, scalar double -> f8",
        {arr(DType::float32), scalar(DType::float64)},
        {DType::float64},
        "float32, scalar float64 -> float64"},
@@ -262,6 +262,9 @@ TEST_CASE("kernels::parse_call_signature parses spec signature lines") {
     CHECK(again.inputs == types.inputs);
     CHECK(again.outputs == types.outputs);
   }
+  // "float" is float64 to NumPy and float32 to CUDA: a signature must say which.
+  CHECK_THROWS_WITH_AS(kernc::parse_call_signature("float -> float"), doctest::Contains("\"float\" is ambiguous"),
+                       kernc::Error);
 }
 
 TEST_CASE("kernels::format_call_signature round-trips every dtype as array, scalar and output") {

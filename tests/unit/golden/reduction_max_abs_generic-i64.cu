@@ -354,7 +354,8 @@ a > b
   // NOTE [ host reduction ] (src/dsl/reduction_plan.cpp): one thread a block; block x takes
   // an equal share of the groups of _kColumns adjacent outputs, over chunk blockIdx.y of the
   // rows (whole steps of _kUnroll rows), in bands of at most _kBand groups whose lanes fit
-  // in 32 KiB (L1). A band reads the rows in order, as NumPy adds rows into its output: row
+  // in 128 KiB (L2; they live in the thread's own storage, not on its stack, which may be
+  // small). A band reads the rows in order, as NumPy adds rows into its output: row
   // J folds into lane J % _kUnroll of each output, and the lanes are combined in lane order:
   // the one-output kernel's lanes, chunks and order, so the bits depend neither on the
   // kernel nor on the grid (the worker count). Whether a lane holds a value depends on the
@@ -363,7 +364,7 @@ a > b
   // band is one segment: a single loop that g++ turns into full-width vector loads and
   // adds. Otherwise each group of _kColumns outputs is a segment of its own.
   constexpr int _kUnroll = 8;
-  constexpr int _kBandBytes = 32768;
+  constexpr int _kBandBytes = 131072;
   constexpr int _kBand = _kBandBytes / (_kUnroll * _kColumns * static_cast<int>(sizeof(_type_reduce))) > 1
                              ? _kBandBytes / (_kUnroll * _kColumns * static_cast<int>(sizeof(_type_reduce))) : 1;
   const _index_t _j_end = _reduce_size;
@@ -386,7 +387,7 @@ a > b
     const int _width = _flat ? _n : _kColumns;
     char* _segment_x[_kBand];
     for (int _s = 0; _s < _segments; ++_s) _segment_x[_s] = _rows_x.row(_i_first + _s * _kColumns);
-    _type_reduce _lanes[_kUnroll][_kBand * _kColumns];
+    static thread_local _type_reduce _lanes[_kUnroll][_kBand * _kColumns];
     bool _lanes_has[_kUnroll];
     for (int _k = 0; _k < _kUnroll; ++_k) {
       for (int _c = 0; _c < _n; ++_c) _lanes[_k][_c] = _type_reduce();
@@ -407,7 +408,7 @@ a > b
             _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 411 "max_abs.cu"
+#line 412 "max_abs.cu"
             );
             _lane[_c] = _reduce(_lane[_c], _a);
           }
@@ -419,7 +420,7 @@ weight(x) + bias
             _lane[_c] = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 423 "max_abs.cu"
+#line 424 "max_abs.cu"
             );
           }
         }
@@ -442,7 +443,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 446 "max_abs.cu"
+#line 447 "max_abs.cu"
       } else {
         _partials[_i * _splits + blockIdx.y] = _s;
         _partials_valid[_i * _splits + blockIdx.y] = _has;
@@ -488,7 +489,7 @@ n = 1;
               _type_reduce _a = static_cast<_type_reduce>(
 #line 1 "max_abs map_expr"
 weight(x) + bias
-#line 492 "max_abs.cu"
+#line 493 "max_abs.cu"
               );
               _s[_c] = _has[_c] ? _reduce(_s[_c], _a) : _a;
               _has[_c] = true;
@@ -506,7 +507,7 @@ weight(x) + bias
 #line 1 "max_abs post_map_expr"
 y = T(a);
 n = 1;
-#line 510 "max_abs.cu"
+#line 511 "max_abs.cu"
         } else {
           _partials[_i * _splits + blockIdx.y] = _s[_c];
           _partials_valid[_i * _splits + blockIdx.y] = _has[_c];
