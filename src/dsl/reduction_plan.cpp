@@ -254,9 +254,11 @@ std::int64_t column_count(ReductionPlan& plan) {
 // and combine the lanes in lane order. The loops read rows through pointers, in order, and
 // fold every lane of a whole step without a test: the columns kernel streams a band's row
 // as NumPy adds a row into its output. Measured against NumPy on one core in
-// tools/bench/NOTES.md (host-v4): the lanes and the band width come from there. The reduced axis is cut into chunks (splits, a
-// second pass folding them in chunk order) only when there are few outputs, and the cut
-// depends on the shape alone: which lane and chunk fold an element never depend on the
+// tools/bench/NOTES.md (host-v4): the lanes and the band width come from there. The reduced
+// axis is cut into chunks (splits, a second pass folding them in chunk order) when there
+// are few outputs, and for the columns kernel when the columns are long (host-v5: many
+// workers then take wide strips of a chunk of rows, not narrow strips of every row); the
+// cut depends on the shape alone: which lane and chunk fold an element never depend on the
 // worker count, so the bits are the same run to run and whatever KERNC_CPU_THREADS is (and
 // the columns kernel gives the one-output kernel's bits). Only the grid, how many outputs a
 // block takes, depends on the workers. Blocks aim at kHostBlockElements elements, enough to
