@@ -120,7 +120,10 @@ RawLaunchEntry& launch_entry(RawState& state, MakeProgram&& make_program, Lower&
     // "axpby<float>": its template's declaration with the instance's arguments substituted.
     // Where that cannot be read, the template still gives the count of parameters.
     entry.declared = declared_locked(state, source, function, true);
-    const auto& templated = entry.declared ? entry.declared : declared_locked(state, source, template_name(function));
+    // The template's name in a variable: g++ 13 took a reference returned by a call given a
+    // temporary argument for one into that temporary (-Wdangling-reference).
+    const std::string template_of = template_name(function);
+    const auto& templated = entry.declared ? entry.declared : declared_locked(state, source, template_of);
     if (templated) entry.count = templated->size();
   } else {
     entry.declared = declared_locked(state, source, function);
