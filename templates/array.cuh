@@ -70,6 +70,14 @@ struct VectorAccess {
   }
 };
 
+// Whether `n` elements of A at `a` and of B at `b` share no byte: the host's contiguous
+// kernel then reads and writes a whole group in place (templates/elementwise_contiguous.cu.in).
+template <class A, class B, class I>
+KERNC_DEVICE bool apart(const A* a, const B* b, I n) {
+  const unsigned long long pa = reinterpret_cast<unsigned long long>(a), pb = reinterpret_cast<unsigned long long>(b);
+  return pa + static_cast<unsigned long long>(n) * sizeof(A) <= pb || pb + static_cast<unsigned long long>(n) * sizeof(B) <= pa;
+}
+
 // The iteration space of a kernel: `size` elements in C order over `dims`.
 // Rank 0 = flat (contiguous layout), rank -1 = rank known at run time (up to kMaxDims).
 template <int kRank, class Index> struct Shape { Index size; Index dims[kRank]; };

@@ -114,6 +114,11 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   std::string params, refs, preload_decls, preload_loads, staged_loads, input_sizes;
   // The contiguous kernel's vector path (NOTE [ vectorized contiguous loop ]).
   std::string vector_loads, vector_stores, scalar_stores, vector_aligned;
+  // The host's in-place path (templates/elementwise_contiguous.cu.in): every array bound to
+  // its memory, taken when no output shares memory with another array.
+  std::string host_refs;
+  std::vector<std::string> inputs_in_memory, outputs_in_memory;
+  bool raw_arrays = false;  // indexed freely: the in-place path cannot tell what they overlap
   const char* per_thread = contiguous ? "_kN" : "_kUnroll";
   const auto& access = definition.output_access;
   auto note_vector_array = [&](const std::string& type, const std::string& name) {
@@ -125,10 +130,13 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     const auto& p = sig.in[k];
     bool scalar = is_scalar(types, k);
     params += param_decl(p, resolved.inputs[k], scalar, rank, layout);
+    raw_arrays = raw_arrays || (p.raw && !scalar);
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
     preload_decls += fmt::format("    {} _v_{}[{}];\n", type, p.name, per_thread);
     refs += fmt::format("{}const {}& {} __attribute__((unused)) = _v_{}[_k];\n", indent, type, p.name, p.name);
+    host_refs += fmt::format("{}const {}& {} __attribute__((unused)) = _raw_{}.data_[i];\n", indent, type, p.name, p.name);
+    inputs_in_memory.push_back(p.name);
     if (contiguous) {
       note_vector_array(type, p.name);
       vector_loads += fmt::format("      kernc::VectorAccess<{}, _kN>::load(_v_{}, _raw_{}.data_ + _base);\n", type,
@@ -171,16 +179,20 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   for (size_t k = 0; k < sig.out.size(); ++k) {
     const auto& p = sig.out[k];
     params += param_decl(p, resolved.outputs[k], false, rank, layout);
+    raw_arrays = raw_arrays || p.raw;
     if (p.raw) continue;
     const std::string type = c_type(p, resolved.outputs[k]);
     if (!contiguous || !access.in_registers) {
       refs += fmt::format("{}{}& {} __attribute__((unused)) = _raw_{}[{}];\n", indent, type, p.name, p.name, contiguous ? "i" : "_ind.get()");
+      host_refs += fmt::format("{}{}& {} __attribute__((unused)) = _raw_{}[i];\n", indent, type, p.name, p.name);
       continue;
     }
     // NOTE [ outputs in registers ] (src/dsl/output_access.hpp)
     note_vector_array(type, p.name);
     preload_decls += fmt::format("    {} _o_{}[_kN];\n", type, p.name);
     refs += fmt::format("{}{}& {} __attribute__((unused)) = _o_{}[_k];\n", indent, type, p.name, p.name);
+    host_refs += fmt::format("{}{}& {} __attribute__((unused)) = _raw_{}.data_[i];\n", indent, type, p.name, p.name);
+    outputs_in_memory.push_back(p.name);
     if (!access.write_only[k]) {
       vector_loads += fmt::format("      kernc::VectorAccess<{}, _kN>::load(_o_{}, _raw_{}.data_ + _base);\n", type,
                                   p.name, p.name);
@@ -228,6 +240,19 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     values["vector_aligned"] = access.in_registers && !vector_aligned.empty() ? vector_aligned : "false";
     values["vector_loads"] = vector_loads;
     values["vector_stores"] = vector_stores;
+    std::string apart;
+    for (size_t o = 0; o < outputs_in_memory.size(); ++o) {
+      std::vector<std::string> others = inputs_in_memory;
+      others.insert(others.end(), outputs_in_memory.begin() + static_cast<std::ptrdiff_t>(o) + 1, outputs_in_memory.end());
+      for (const auto& other : others) {
+        apart += fmt::format("{}kernc::apart(_raw_{}.data_, _raw_{}.data_, _ind.size())", apart.empty() ? "" : " && ",
+                             outputs_in_memory[o], other);
+      }
+    }
+    // Outputs bound to memory already, none, or raw arrays: the group takes the copies' path.
+    values["host_apart"] =
+        access.in_registers && !raw_arrays && !outputs_in_memory.empty() ? (apart.empty() ? "true" : apart) : "false";
+    values["host_element_refs"] = host_refs;
     values["scalar_stores"] = scalar_stores;
     values["outputs_note"] = !access.in_registers ? "here the operation may leave the loop early: outputs are bound to memory"
                                                   : "NOTE [ outputs in registers ], src/dsl/output_access.hpp";

@@ -22,9 +22,30 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
   const _index_t _spacing = _vector ? 1 : static_cast<_index_t>(blockDim.x);
   const _index_t _first = _vector ? (static_cast<_index_t>(blockIdx.x) * blockDim.x + threadIdx.x) * _kN
                                   : static_cast<_index_t>(blockIdx.x) * blockDim.x * _kN + threadIdx.x;
+#if KERNC_SERIAL_BLOCKS
+  // NOTE [ host loops ]: when no output shares memory with another array, a whole group is
+  // read and written in place: one pass over the arrays where the copies into and out of
+  // the group's arrays made four (tools/bench/NOTES.md, host-v6).
+  const bool _apart = kernc::apart(_raw_z.data_, _raw_x.data_, _ind.size()) && kernc::apart(_raw_z.data_, _raw_y.data_, _ind.size());
+#endif
   for (_index_t _base = _first; _base < _ind.size(); _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kN) {
     // A whole aligned group moves as vectors; the last, partial one element by element.
     const bool _whole = _vector && _base + _kN <= _ind.size();
+#if KERNC_SERIAL_BLOCKS
+    if (_whole && _apart) {
+      for (int _k = 0; _k < _kN; ++_k) {
+        _index_t i = _base + static_cast<_index_t>(_k);
+        _ind.set(i);
+        const T& x __attribute__((unused)) = _raw_x.data_[i];
+        const T& y __attribute__((unused)) = _raw_y.data_[i];
+        T& z __attribute__((unused)) = _raw_z.data_[i];
+#line 1 "saxpy operation"
+z = a * x + y;
+#line 45 "saxpy.cu"
+      }
+      continue;
+    }
+#endif
     T _v_x[_kN];
     T _v_y[_kN];
     T _o_z[_kN];
@@ -52,7 +73,7 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 0, int> _raw_x, kernc:
         T& z __attribute__((unused)) = _o_z[_k];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 56 "saxpy.cu"
+#line 77 "saxpy.cu"
       }
     } else
 #endif
@@ -66,7 +87,7 @@ z = a * x + y;
         T& z __attribute__((unused)) = _o_z[_k];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 70 "saxpy.cu"
+#line 91 "saxpy.cu"
       }
     }
     if (_whole) {
