@@ -206,8 +206,8 @@ TEST_CASE("codegen: generated programs keep their restore directives true to the
       }
     }
     // preamble, loop_prep, operation, after_loop; the contiguous kernel has the operation
-    // twice (NOTE [ host loops ]: the host's whole-group loop).
-    CHECK(restores == (layout.kind == kernc::LayoutKind::contiguous ? 5 : 4));
+    // three times (NOTE [ host loops ]: the host's in-place group and whole-group loops).
+    CHECK(restores == (layout.kind == kernc::LayoutKind::contiguous ? 6 : 4));
   }
 }
 
