@@ -8,12 +8,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 # ---------------------------------------------------------------------------------------------
 TEST "--version prints 0.2.0"
 expect_exit 0 kernc --version
-expect_match "$OUT" '^(kernc )?0\.1\.0$'
+expect_match "$OUT" '^(kernc )?0\.2\.0$'
 
 # ---------------------------------------------------------------------------------------------
 TEST "info shows both compilers and their targets"
 expect_exit 0 kernc info
-expect_match "$OUT" '^kernc 0\.1\.0$'
+expect_match "$OUT" '^kernc 0\.2\.0$'
 expect_match "$OUT" '^nvrtc +[0-9]+\.[0-9]+ \(.*libnvrtc'
 expect_match "$OUT" '^ +targets: .*\bsm_90\b'
 expect_match "$OUT" '^hiprtc +[0-9.]+(\+comgr[0-9.]+)? \('
