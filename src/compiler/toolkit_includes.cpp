@@ -82,9 +82,24 @@ std::string include_dirs_identity(const std::vector<std::string>& dirs) {
   platform::Sha256 hash;
   std::size_t files = 0;
   std::vector<std::string> versions;
+  std::vector<std::pair<std::string, platform::FileListing>> listed;  // (directory, its listing)
   for (const auto& dir : dirs) {
-    std::error_code error;  // an unreadable part is left out of the listing, as it is of the search
-    const auto entries = platform::list_tree(dir, error);
+    // CUDA 13's include/cccl is searched beside include/, which holds it: its listing is
+    // taken from include/'s (the same names and sizes), not made a second time.
+    platform::FileListing entries;
+    const auto outer = std::find_if(listed.begin(), listed.end(), [&](const auto& earlier) {
+      return dir.size() > earlier.first.size() + 1 && dir.compare(0, earlier.first.size(), earlier.first) == 0 &&
+             dir[earlier.first.size()] == '/';
+    });
+    if (outer != listed.end()) {
+      const std::string prefix = dir.substr(outer->first.size() + 1) + "/";
+      for (const auto& [name, size] : outer->second) {
+        if (name.compare(0, prefix.size(), prefix) == 0) entries.emplace_back(name.substr(prefix.size()), size);
+      }
+    } else {
+      std::error_code error;  // an unreadable part is left out of the listing, as it is of the search
+      entries = platform::list_tree(dir, error);
+    }
     hash.update(fmt::format("dir {}\n", entries.size()));
     for (const auto& [name, size] : entries) hash.update(fmt::format("{} {}\n", name, size));
     files += entries.size();
@@ -93,6 +108,7 @@ std::string include_dirs_identity(const std::vector<std::string>& dirs) {
       versions.push_back("cccl " + cccl);
     }
     if (auto hip = defined_number(dir + "/hip/hip_version.h", "HIP_VERSION"); !hip.empty()) versions.push_back("hip " + hip);
+    listed.emplace_back(dir, std::move(entries));
   }
   std::string identity;
   for (const auto& version : versions) identity += version + ", ";

@@ -11,7 +11,8 @@
 
 namespace kernc::platform {
 
-/// A shared library loaded with dlopen; move-only, dlclose on destruction.
+/// A shared library loaded with dlopen; move-only. The library stays loaded for the
+/// process's life (RTLD_NODELETE): destruction only gives the handle back.
 class DynamicLibrary {
  public:
   DynamicLibrary() = default;

@@ -30,7 +30,8 @@ void make_directories(const std::string& path, unsigned mode = 0700);
 /// relative to `directory` and its size, sorted by path: a listing that is the same on
 /// every machine with the same files. On a listing error, `error` is set and what was
 /// listed so far is returned.
-std::vector<std::pair<std::string, std::uintmax_t>> list_tree(const std::string& directory, std::error_code& error);
+using FileListing = std::vector<std::pair<std::string, std::uintmax_t>>;
+FileListing list_tree(const std::string& directory, std::error_code& error);
 
 /// A unique name for a temporary file in `directory`, starting with ".tmp." so that
 /// listings and cleanup can recognise it.
