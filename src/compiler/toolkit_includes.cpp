@@ -84,7 +84,7 @@ std::string include_dirs_identity(const std::vector<std::string>& dirs) {
   std::vector<std::string> versions;
   std::vector<std::pair<std::string, platform::FileListing>> listed;  // (directory, its listing)
   for (const auto& dir : dirs) {
-    // CUDA 13's include/cccl is searched beside include/, which holds it: its listing is
+    // CUDA 13 searches the cccl directory of its include directory beside it: its listing is
     // taken from include/'s (the same names and sizes), not made a second time.
     platform::FileListing entries;
     const auto outer = std::find_if(listed.begin(), listed.end(), [&](const auto& earlier) {

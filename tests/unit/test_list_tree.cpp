@@ -55,7 +55,8 @@ TEST_CASE("list_tree reports a directory it cannot list, and stops at a loop of 
 }
 
 TEST_CASE("a nested include directory's identity is its own listing, though taken from the outer one's") {
-  // CUDA 13 searches include/ and include/cccl; the second listing is cut from the first.
+  // CUDA 13 searches its include directory and the cccl one in it; the second listing is
+  // cut from the first.
   TempDir dir;
   for (const std::string root : {"toolkit/include", "copy"}) {
     const std::string nested = root == "copy" ? root : root + "/cccl";
