@@ -3,6 +3,8 @@
 #include <set>
 #include <chrono>
 #include <mutex>
+#include <string_view>
+#include <vector>
 #include <thread>
 
 #include <fmt/format.h>
@@ -24,6 +26,33 @@ namespace kernc {
 // over the shards instead of giving one job a whole kernel — then dealt round-robin:
 // unit i goes to shard i mod N. Adding a unit to the spec moves the units after it in
 // that order to other shards; that is harmless, every job reads the same spec.
+
+// NOTE [ longest compiles first ]
+// With several jobs a run ends when its last compile does. Taken in the shard order above,
+// the costliest programs (an int8 reduction over the generic layout compiles 12x longer
+// than a strided elementwise one) can start last and leave the other jobs idle: at -j 16
+// the 106 programs of examples/kernels.json took 1.88 s where their CPU time over 16 cores
+// is 1.63 s (tools/bench/NOTES.md, compile-v2). So a run starts its programs in the order
+// of a cost estimated from what each is, the costliest first (longest processing time
+// first, which leaves a tail of at most one short program). The estimate comes from the
+// per-kind and per-layout medians of kernc_compile_bench (NOTES compile-v2): only the order
+// depends on it, never which programs a shard holds or what they compile to.
+namespace {
+
+double estimated_compile_cost(const Spec& spec, const SpecVariant& variant) {
+  const std::string& layout = variant.program.origin.layout;  // e.g. "generic-i64"; empty for raw code
+  auto has = [&](const char* part) { return layout.find(part) != std::string::npos; };
+  double cost = has("generic") ? 3.0 : has("contiguous") ? 1.6 : has("tiled") ? 1.3 : 1.0;
+  if (has("-i64")) cost *= 1.5;
+  const char* kind = "raw";
+  for (const auto& kernel : spec.kernels) {
+    if (kernel.name() == variant.kernel) kind = kernel.kind();
+  }
+  if (std::string_view(kind) == "reduction") cost *= 2.5;
+  return cost;
+}
+
+}  // namespace
 
 PrecompileShard PrecompileShard::parse(const std::string& text, const std::string& what) {
   auto bad = [&] {
@@ -77,13 +106,24 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
   summary.total = work.size();
   summary.shard = shard;
   summary.all_units = variants.size() * targets.size();
+  // See NOTE [ longest compiles first ].
+  std::vector<std::size_t> order(work.size());
+  {
+    std::vector<double> cost(work.size());
+    for (std::size_t k = 0; k < work.size(); ++k) {
+      order[k] = k;
+      cost[k] = estimated_compile_cost(spec, *work[k].variant);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  }
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::size_t done = 0;
   std::set<std::string> keys;  // of every variant that compiled or hit
 
   auto worker = [&] {
-    for (std::size_t k = next++; k < work.size(); k = next++) {
+    for (std::size_t n = next++; n < work.size(); n = next++) {
+      const std::size_t k = order[n];
       PrecompileEvent event;
       event.kernel = work[k].variant->kernel;
       event.description = work[k].variant->description;
