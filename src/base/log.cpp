@@ -53,14 +53,10 @@ spdlog::level::level_enum to_spdlog(LogLevel level) noexcept {
 
 class RouteSink final : public spdlog::sinks::sink {
  public:
-  RouteSink() : stderr_sink_(std::make_shared<spdlog::sinks::stderr_color_sink_st>()) {
-    stderr_sink_->set_pattern("kernc: %l: %v");
-  }
-
   void log(const spdlog::details::log_msg& msg) override {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!host_) {
-      stderr_sink_->log(msg);
+      stderr_sink().log(msg);
       return;
     }
     try {
@@ -71,15 +67,15 @@ class RouteSink final : public spdlog::sinks::sink {
   }
   void flush() override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!host_) stderr_sink_->flush();
+    if (!host_ && stderr_sink_) stderr_sink_->flush();
   }
   void set_pattern(const std::string& pattern) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    stderr_sink_->set_pattern(pattern);
+    stderr_sink().set_pattern(pattern);
   }
   void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    stderr_sink_->set_formatter(std::move(formatter));
+    stderr_sink().set_formatter(std::move(formatter));
   }
 
   /// Replaces the host's sink (empty: back to stderr); the old one is destroyed outside
@@ -95,7 +91,19 @@ class RouteSink final : public spdlog::sinks::sink {
  private:
   std::mutex mutex_;
   LogSink host_;  // under mutex_
-  std::shared_ptr<spdlog::sinks::stderr_color_sink_st> stderr_sink_;  // under mutex_
+  // Made when the first record goes to stderr, not with the logger: a process's first
+  // kernel call reaches the logger (a debug record the level drops), and making a color
+  // sink (terminal checks, a color string per level) was 6% of a warm-disk first call
+  // (tools/bench/first_call_split.cpp, NOTES compile-v3).
+  spdlog::sinks::stderr_color_sink_st& stderr_sink() {
+    if (!stderr_sink_) {
+      stderr_sink_ = std::make_shared<spdlog::sinks::stderr_color_sink_st>();
+      stderr_sink_->set_pattern("kernc: %l: %v");
+    }
+    return *stderr_sink_;
+  }
+
+  std::shared_ptr<spdlog::sinks::stderr_color_sink_st> stderr_sink_;  // under mutex_; made on first use
 };
 
 const std::shared_ptr<RouteSink>& route_sink() {
