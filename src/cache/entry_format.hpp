@@ -57,10 +57,17 @@ EntryDescription describe_entry(const Program& program, const Target& target, co
 std::string encode_entry(const std::string& key, const CompiledProgram& program, const CompilerIdentity& compiler,
                          const EntryDescription& description = {});
 
+/// What of an entry's metadata decode_entry keeps in StoredEntry::metadata.
+enum class EntryMetadata {
+  whole,       ///< every field, the description included (cache ls, inspect, explain)
+  for_loading  ///< without the description ("kernel", "inputs"), which a look-up never reads
+};
+
 /// Decodes and checks an entry file. On any problem (short, foreign magic, other version,
 /// bad sizes, checksum mismatch, unreadable metadata, a key other than `expected_key`
-/// when that is non-empty) returns std::nullopt and says why in `problem`.
+/// when that is non-empty) returns std::nullopt and says why in `problem`. The checks are
+/// the same whatever `kept` says.
 std::optional<StoredEntry> decode_entry(std::string_view bytes, const std::string& expected_key,
-                                        std::string* problem);
+                                        std::string* problem, EntryMetadata kept = EntryMetadata::whole);
 
 }  // namespace kernc::cache

@@ -199,7 +199,7 @@ StoreLookup LocalStore::get(const std::string& key) {
       return corrupt(error.what());
     }
   }
-  lookup.entry = decode_entry(bytes, key, &lookup.problem);
+  lookup.entry = decode_entry(bytes, key, &lookup.problem, EntryMetadata::for_loading);
   if (!lookup.entry) return corrupt(lookup.problem);
   lookup.status = StoreLookup::Status::hit;
   lookup.encoded = std::move(bytes);
@@ -303,7 +303,7 @@ VerifyReport LocalStore::verify(bool remove) const {
     } else {
       try {
         auto bytes = platform::read_file(file.path);
-        if (decode_entry(bytes, file.key, &problem)) continue;
+        if (decode_entry(bytes, file.key, &problem, EntryMetadata::for_loading)) continue;
       } catch (const Error& error) {
         problem = error.what();
       }

@@ -283,7 +283,7 @@ StoreLookup RemoteStore::read_entry(RedisConnection& connection, const std::stri
   }
   if (platform::sha256_raw(entry) != digest) return reject("its bytes do not match the SHA-256 in its head");
   std::string problem;
-  auto decoded = decode_entry(entry, key, &problem);
+  auto decoded = decode_entry(entry, key, &problem, EntryMetadata::for_loading);
   if (!decoded) return reject(problem);
   lookup.status = StoreLookup::Status::hit;
   lookup.entry = std::move(decoded);

@@ -129,6 +129,22 @@ TEST_CASE("cache::encode_entry records the kernel, its variant and its key's inp
   REQUIRE(bare);
   CHECK_FALSE(bare->metadata.contains("kernel"));
   CHECK_FALSE(bare->metadata.contains("inputs"));
+  // A look-up's decode leaves the description out and keeps all it loads by, the same as
+  // a whole decode gives.
+  auto loading = kernc::cache::decode_entry(bytes, key, &problem, kernc::cache::EntryMetadata::for_loading);
+  REQUIRE_MESSAGE(loading, problem);
+  CHECK_FALSE(loading->metadata.contains("kernel"));
+  CHECK_FALSE(loading->metadata.contains("inputs"));
+  nlohmann::json without_description = entry->metadata;
+  without_description.erase("kernel");
+  without_description.erase("inputs");
+  CHECK(loading->metadata == without_description);
+  CHECK(loading->key == entry->key);
+  CHECK(loading->program.binary == entry->program.binary);
+  CHECK(loading->program.target.str() == "sm_80");
+  CHECK(loading->program.compiler == "nvrtc 13.0");
+  CHECK_FALSE(kernc::cache::decode_entry(tampered, key, &problem, kernc::cache::EntryMetadata::for_loading));
+  CHECK(problem == "checksum mismatch");
 }
 
 TEST_CASE("kernels: a generated program's origin names its kernel, signature and layout class") {
