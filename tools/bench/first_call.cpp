@@ -44,6 +44,19 @@ ElementwiseKernel first_call_other(const std::string& unique) {
   return ElementwiseKernel("float32 x", "float32 z", "z = x + 1 /*" + unique + "*/", "plus_one");
 }
 
+std::string first_call_problem(const Device& device, const DeviceArray& z) {
+  // x is filled with the bytes 0x3f (0.7470... as float32), so z = 2x + x = 3x.
+  std::vector<float> host(static_cast<std::size_t>(z.size()));
+  device.copy_to_host(host.data(), z.ref().data, host.size() * sizeof(float));
+  float x = 0;
+  const unsigned bits = 0x3f3f3f3fu;
+  std::memcpy(&x, &bits, sizeof x);
+  for (float v : host) {
+    if (v != 3 * x) return "saxpy gave " + std::to_string(v) + ", expected " + std::to_string(3 * x);
+  }
+  return "";
+}
+
 FirstCallResults measure_first_calls(const std::string& self, const std::string& cache_dir, const std::string& unique,
                                      int children, bool two_gpus) {
   FirstCallResults results;
@@ -168,17 +181,9 @@ int first_call_child(int argc, char** argv) {
       std::printf("unknown first-call mode %s\n", mode.c_str());
       return 1;
     }
-    // The result, checked: 0x3f3f3f3f is 0.7470..., so z = 3x.
-    std::vector<float> host(1024);
-    device.copy_to_host(host.data(), z.ref().data, host.size() * 4);
-    float expected = 0;
-    const unsigned bits = 0x3f3f3f3fu;
-    std::memcpy(&expected, &bits, 4);
-    for (float v : host) {
-      if (v != 3 * expected) {
-        std::printf("first-call child: saxpy gave %g, expected %g\n", v, 3 * expected);
-        return 1;
-      }
+    if (const std::string problem = first_call_problem(device, z); !problem.empty()) {
+      std::printf("first-call child: %s\n", problem.c_str());
+      return 1;
     }
     std::printf("first-call %.6f %.6f %.6f %.6f %.6f\n", s.total_ms, s.variant_ms, s.load_ms, s.call_ms,
                 s.driver_ms);

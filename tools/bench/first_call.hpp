@@ -36,6 +36,9 @@ namespace bench {
 /// any earlier cache (the parent compiles both into the cache directory first).
 kernc::ElementwiseKernel first_call_saxpy(const std::string& unique);
 kernc::ElementwiseKernel first_call_other(const std::string& unique);
+/// What is wrong with a child's result `z` of the saxpy on x filled with the bytes 0x3f
+/// (z = 3x everywhere), or "" when it is right.
+std::string first_call_problem(const kernc::Device& device, const kernc::DeviceArray& z);
 
 struct FirstCallSample {
   double total_ms = 0;    ///< fresh, warmed: the timed first call, launch and synchronize included
