@@ -26,9 +26,10 @@ namespace kernc::detail {
 // Off by default, for a library: starting processes is the host program's business (its
 // sandbox may forbid it, its SIGCHLD handler may reap them, its process limits count
 // them), the worker program is an executable that a library may be shipped without, and a
-// lone first call pays a worker's start (~50 ms) on top of its compile. A host that makes
-// many first calls at once (a server warming up, a test suite) turns it on; the kernc CLI
-// names itself as the worker program, so `KERNC_COMPILE_WORKERS=N kernc run` needs nothing else.
+// lone first call pays a worker's start (about 70 ms of CPU, tools/bench/NOTES.md,
+// first-calls-v1) on top of its compile. A host that makes many first calls at once (a
+// server warming up, a test suite) turns it on; the kernc CLI names itself as the worker
+// program, so `KERNC_COMPILE_WORKERS=N kernc run` needs nothing else.
 //
 // The worker program is `PROGRAM __compile-worker`: Config::compile_worker
 // (KERNC_COMPILE_WORKER) when set, else the kernc CLI found beside the library that holds
