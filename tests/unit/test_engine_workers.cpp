@@ -26,6 +26,7 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
+#include "kernc/version.hpp"
 #include "kernels/compile_worker_program.hpp"
 #include "temp_dir.hpp"
 
@@ -250,6 +251,43 @@ TEST_CASE("engine workers::a missing worker program is an error naming what was 
       CHECK(contains(error.what(), "the compile worker process /bin/true"));
       CHECK(contains(error.what(), "did not start"));
     }
+  }
+}
+
+TEST_CASE("engine workers::a worker of another kernc version is refused at its hello, naming both versions") {
+  // A stand-in for an older kernc: it reads the hello frame (8-byte little-endian length,
+  // CBOR) on fd 3 and answers, in CBOR, that it is kernc 0.0.1 with this very compiler.
+  kernc::test::TempDir dir;
+  const std::string tag = kernc::test::nvrtc().identity().tag();
+  const std::string script = dir / "old-kernc";
+  {
+    std::ofstream out(script);
+    out << "#!/usr/bin/env python3\n"
+           "import os, struct\n"
+           "def read(n):\n"
+           "    data = b''\n"
+           "    while len(data) < n:\n"
+           "        chunk = os.read(3, n - len(data))\n"
+           "        if not chunk: raise SystemExit(1)\n"
+           "        data += chunk\n"
+           "    return data\n"
+           "read(struct.unpack('<Q', read(8))[0])\n"
+           "def text(s):\n"
+           "    b = s.encode()\n"
+           "    return bytes([0x60 + len(b)]) + b if len(b) < 24 else bytes([0x78, len(b)]) + b\n"
+           "reply = bytes([0xa5]) + text('ok') + bytes([0xf5]) + text('kernc') + text('0.0.1') + text('tag') + text('"
+        << tag << "') + text('compiler') + text('old') + text('library') + text('old')\n"
+           "os.write(3, struct.pack('<Q', len(reply)) + reply)\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  Engine engine(config_with(dir / "cache", {{"KERNC_COMPILE_WORKERS", "1"}, {"KERNC_COMPILE_WORKER", script}}));
+  try {
+    engine.cache().get_or_compile(distinct_program(3), kernc::Target::parse("sm_80"), engine.compiler(kernc::Backend::cuda));
+    FAIL("a worker of kernc 0.0.1 compiled a program");
+  } catch (const Error& error) {
+    CHECK(error.code() == ErrorCode::compiler_api);
+    CHECK(contains(error.what(), "the compile worker process " + script));
+    CHECK(contains(error.what(), std::string("it is kernc 0.0.1, this process kernc ") + kernc::version()));
   }
 }
 
