@@ -93,6 +93,10 @@ KERNC_API std::shared_ptr<const Compiler> compile_in_workers(Backend backend, co
                                                              std::vector<std::string> worker_command,
                                                              unsigned max_workers);
 
+/// The argument that makes the kernc CLI a compile worker: `kernc __compile-worker` calls
+/// serve_compile_requests(3). An Engine's workers (Config::compile_workers) run it so.
+inline constexpr const char* kCompileWorkerArgument = "__compile-worker";
+
 /// The worker side of compile_in_workers: answers requests on file descriptor `fd` until
 /// the client closes it, and returns the process's exit status (0 at a clean end).
 KERNC_API int serve_compile_requests(int fd);

@@ -44,6 +44,18 @@ struct KERNC_API Config {
   Setting<bool> driver_compile_cache;
   /// Precompiled headers between compiles of one process (KERNC_PCH; see CacheConfig).
   Setting<bool> precompiled_headers{true, "default"};
+  /// Worker processes for an Engine's NVRTC / HIPRTC compiles (KERNC_COMPILE_WORKERS: a
+  /// count, or "auto" for one per hardware thread). 0, the default: compiles run in this
+  /// process. N > 0: each runs in one of up to N processes of compile_worker, started on
+  /// the first compiles that find none idle and kept, so that concurrent first calls use
+  /// the machine's cores (NVRTC holds a process-wide lock for part of every compile). Same
+  /// keys and binaries either way. The host backend always compiles in processes of its
+  /// own. NOTE [ compile workers of an engine ], src/kernels/compile_worker_program.cpp.
+  Setting<int> compile_workers;
+  /// The program a compile worker runs, as `PROGRAM __compile-worker` (KERNC_COMPILE_WORKER):
+  /// a kernc executable of this very build. Empty with source "default": the kernc CLI
+  /// installed beside this library (or in its build tree); the CLI sets itself.
+  Setting<std::string> compile_worker;
   Setting<std::string> nvrtc_library;
   Setting<std::string> hiprtc_library;
   Setting<std::string> cuda_home;
@@ -73,7 +85,7 @@ struct KERNC_API Config {
   Setting<bool> nvtx;
 
   /// Reads KERNC_CACHE_DIR, KERNC_CACHE_PATH, KERNC_REMOTE_CACHE, KERNC_COMPILE, XDG_CACHE_HOME, HOME, KERNC_CACHE_MAX_SIZE, KERNC_CACHE_DISABLE,
-  /// KERNC_SAVE_SOURCE, KERNC_DRIVER_COMPILE_CACHE, KERNC_PCH, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY,
+  /// KERNC_SAVE_SOURCE, KERNC_DRIVER_COMPILE_CACHE, KERNC_PCH, KERNC_COMPILE_WORKERS, KERNC_COMPILE_WORKER, KERNC_NVRTC_LIBRARY, KERNC_HIPRTC_LIBRARY,
   /// CUDA_HOME/CUDA_PATH, KERNC_CUDA_LIBRARY, KERNC_HIP_LIBRARY, KERNC_RUNTIME, KERNC_HOST_CXX, KERNC_CPU_THREADS,
   /// KERNC_LOG_LEVEL and KERNC_NVTX. Throws kernc::Error(invalid_argument) naming a malformed variable.
   static Config from_environment();
@@ -84,11 +96,18 @@ struct KERNC_API Config {
   CompilerLibraryPaths compiler_paths() const;
 };
 
-/// Parses a size such as "1048576", "512M", "4G", "2GiB", "1.5G"; throws kernc::Error(invalid_argument)
-/// naming `what` and the text.
 /// Checks a compile policy ("auto" or "never"); throws kernc::Error(invalid_argument) naming `what`.
 KERNC_API void check_compile_policy(const std::string& policy, const std::string& what);
 
+/// The most compile worker processes a setting may ask for.
+inline constexpr int kMaxCompileWorkers = 1024;
+
+/// Reads a compile worker count: digits from 0 to kMaxCompileWorkers, or "auto" (one per
+/// hardware thread); throws kernc::Error(invalid_argument) naming `what` and the text.
+KERNC_API int parse_compile_workers(const std::string& text, const std::string& what);
+
+/// Parses a size such as "1048576", "512M", "4G", "2GiB", "1.5G"; throws kernc::Error(invalid_argument)
+/// naming `what` and the text.
 KERNC_API std::uint64_t parse_size(const std::string& text, const std::string& what);
 
 /// Formats a byte count for people: "1.5 GiB", "320 KiB", "12 B".

@@ -37,7 +37,11 @@ class KERNC_API Engine {
   /// handed the functions of a dead one (loaded under another cache and policy).
   std::uint64_t id() const noexcept { return id_; }
   Cache& cache() noexcept { return *cache_; }
-  /// The compiler of a backend, loaded on first use.
+  /// The compiler of a backend, loaded on first use. With Config::compile_workers above 0,
+  /// NVRTC's and HIPRTC's compiles run in that many worker processes of
+  /// Config::compile_worker (compile_in_workers): same keys and binaries, and concurrent
+  /// first calls use the machine's cores. Throws Error(library_not_found) when workers are
+  /// asked for and no worker program is found.
   const Compiler& compiler(Backend backend);
   /// A device by ordinal, of `backend` (unset: the engine's runtime, Config::runtime —
   /// KERNC_RUNTIME, cuda by default). The driver is loaded on first use. After the first

@@ -19,8 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
+#include "compiler/pch_compiler.hpp"
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
+#include "kernc/version.hpp"
 
 extern char** environ;
 
@@ -35,9 +37,10 @@ namespace kernc {
 // worker processes, started on demand and kept for the next compile: a program (the kernc
 // CLI re-executing itself) that calls serve_compile_requests on fd kWorkerFd, its end of a
 // socket pair. The worker loads the same compiler from the same paths and says who it is
-// first; a worker whose compiler identity differs from the client's is refused, so keys
-// and binaries are the same as in-process compiles. Requests and replies are frames (8-byte
-// little-endian length, CBOR). A compile error comes back as the same kernc::Error; a worker
+// first; a worker whose kernc version or compiler identity differs from the client's is
+// refused, so keys and binaries are the same as in-process compiles (the driver's compute
+// cache setting goes with the paths, a hit of it comes back as one). Requests and replies
+// are frames (8-byte little-endian length, CBOR). A compile error comes back as the same kernc::Error; a worker
 // that dies or breaks the protocol fails the compile it was running with a compiler_api
 // error naming the program, the target, the worker's pid and how it ended (a crash of the
 // compiler on one program does not take the caller down), and the next compile starts a
@@ -107,7 +110,8 @@ json paths_json(const CompilerLibraryPaths& paths) {
   return {{"nvrtc_override", paths.nvrtc_override}, {"hiprtc_override", paths.hiprtc_override},
           {"cuda_home", paths.cuda_home},           {"rocm_home", paths.rocm_home},
           {"host_cxx", paths.host_cxx},             {"cuda_include", paths.cuda_include ? json(*paths.cuda_include) : json()},
-          {"rocm_include", paths.rocm_include ? json(*paths.rocm_include) : json()}};
+          {"rocm_include", paths.rocm_include ? json(*paths.rocm_include) : json()},
+          {"driver_compile_cache", paths.driver_compile_cache}};
 }
 
 CompilerLibraryPaths paths_from(const json& j) {
@@ -119,6 +123,7 @@ CompilerLibraryPaths paths_from(const json& j) {
   paths.host_cxx = j.at("host_cxx").get<std::string>();
   if (!j.at("cuda_include").is_null()) paths.cuda_include = j.at("cuda_include").get<std::string>();
   if (!j.at("rocm_include").is_null()) paths.rocm_include = j.at("rocm_include").get<std::string>();
+  paths.driver_compile_cache = j.at("driver_compile_cache").get<bool>();
   return paths;
 }
 
@@ -164,7 +169,8 @@ json compiled_json(const CompiledProgram& compiled) {
           {"log", compiled.log},
           {"flags", compiled.flags},
           {"compiler", compiled.compiler},
-          {"compile_ms", compiled.compile_ms}};
+          {"compile_ms", compiled.compile_ms},
+          {"driver_cache_hit", compiled.driver_cache_hit}};
 }
 
 CompiledProgram compiled_from(const json& j) {
@@ -177,6 +183,7 @@ CompiledProgram compiled_from(const json& j) {
   compiled.flags = j.at("flags").get<std::vector<std::string>>();
   compiled.compiler = j.at("compiler").get<std::string>();
   compiled.compile_ms = j.at("compile_ms").get<double>();
+  compiled.driver_cache_hit = j.at("driver_cache_hit").get<bool>();
   return compiled;
 }
 
@@ -226,7 +233,7 @@ struct Worker {
   int fd = -1;
 };
 
-class WorkerCompiler final : public Compiler {
+class WorkerCompiler final : public Compiler, public PchCompiler {
  public:
   WorkerCompiler(std::shared_ptr<const Compiler> inner, CompilerLibraryPaths paths, std::vector<std::string> command,
                  unsigned max_workers)
@@ -254,12 +261,28 @@ class WorkerCompiler final : public Compiler {
   }
 
   CompiledProgram compile(const Program& program, const Target& target) const override {
+    return compile_in_worker(program, target, nullptr);
+  }
+
+  // Each worker keeps its own precompiled headers (they cannot cross processes, NOTE
+  // [ precompiled headers ] in nvrtc_pch.hpp), created in the caller's private directory.
+  CompiledProgram compile_with_pch(const Program& program, const Target& target,
+                                   const std::string& directory) const override {
+    return compile_in_worker(program, target, &directory);
+  }
+  // Those of the workers are theirs: none is held in this process.
+  size_t precompiled_headers() const override { return 0; }
+
+ private:
+  CompiledProgram compile_in_worker(const Program& program, const Target& target, const std::string* pch_directory) const {
     check_target(target);
     validate(program.options);
+    json request = {{"compile", program_json(program, target)}};
+    if (pch_directory) request["pch_directory"] = *pch_directory;
     Worker worker = acquire();
     std::optional<json> reply;
     try {
-      send_frame(worker.fd, {{"compile", program_json(program, target)}});
+      send_frame(worker.fd, request);
       reply = receive_frame(worker.fd);
       if (!reply) throw Error(ErrorCode::io, "no reply");
     } catch (const Error& error) {
@@ -281,7 +304,6 @@ class WorkerCompiler final : public Compiler {
     throw error_from(*reply);
   }
 
- private:
   // An idle worker, or a new one while fewer than max_workers_ run; else waits for one.
   Worker acquire() const {
     {
@@ -349,6 +371,14 @@ class WorkerCompiler final : public Compiler {
       const std::optional<json> reply = receive_frame(worker.fd);
       if (!reply) throw Error(ErrorCode::io, "it closed its socket");
       if (!reply->at("ok").get<bool>()) throw error_from(*reply);
+      // Another version of kernc may compile the same key with other flags or headers: only
+      // a worker of this version serves this process.
+      const std::string worker_version = reply->contains("kernc") ? reply->at("kernc").get<std::string>() : "before 0.2";
+      if (worker_version != version()) {
+        throw Error(ErrorCode::compiler_api, fmt::format("it is kernc {}, this process kernc {}; run the kernc "
+                                                         "executable of this build as the worker",
+                                                         worker_version, version()));
+      }
       const std::string tag = reply->at("tag").get<std::string>();
       if (tag != identity().tag()) {
         throw Error(ErrorCode::compiler_api,
@@ -400,6 +430,7 @@ int serve_compile_requests(int fd) {
           for (Backend known : {Backend::cuda, Backend::hip, Backend::cpu}) backend = name == to_string(known) ? known : backend;
           compiler = load_compiler(backend, compiler::paths_from(hello.at("paths")));
           send_frame(fd, {{"ok", true},
+                          {"kernc", version()},
                           {"tag", compiler->identity().tag()},
                           {"compiler", compiler->identity().str()},
                           {"library", compiler->identity().library_path}});
@@ -408,8 +439,14 @@ int serve_compile_requests(int fd) {
         if (!compiler) throw Error(ErrorCode::invalid_argument, "a compile request came before the hello");
         const auto& compile = request->at("compile");
         const Program program = compiler::program_from(compile);
-        send_frame(fd, compiler::compiled_json(
-                           compiler->compile(program, Target::parse(compile.at("target").get<std::string>()))));
+        const Target target = Target::parse(compile.at("target").get<std::string>());
+        const auto* pch = dynamic_cast<const compiler::PchCompiler*>(compiler.get());
+        if (pch && request->contains("pch_directory")) {
+          send_frame(fd, compiler::compiled_json(
+                             pch->compile_with_pch(program, target, request->at("pch_directory").get<std::string>())));
+        } else {
+          send_frame(fd, compiler::compiled_json(compiler->compile(program, target)));
+        }
       } catch (const Error& error) {
         send_frame(fd, compiler::error_json(error));
       } catch (const nlohmann::json::exception& error) {

@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -61,6 +63,20 @@ void check_compile_policy(const std::string& policy, const std::string& what) {
   }
 }
 
+int parse_compile_workers(const std::string& text, const std::string& what) {
+  if (text == "auto") return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  char* end = nullptr;
+  const long count = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front())) || *end != '\0' || count < 0 ||
+      count > kMaxCompileWorkers) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} must be a number of compile worker processes from 0 (compile in this process) to {}, "
+                            "or auto (one per hardware thread), not \"{}\"",
+                            what, kMaxCompileWorkers, text));
+  }
+  return static_cast<int>(count);
+}
+
 Config Config::from_environment() {
   return from_environment([](const char* name) { return std::getenv(name); });
 }
@@ -112,6 +128,12 @@ Config Config::from_environment(const std::function<const char*(const char*)>& l
   flag("KERNC_SAVE_SOURCE", config.save_sources);
   flag("KERNC_DRIVER_COMPILE_CACHE", config.driver_compile_cache);
   flag("KERNC_PCH", config.precompiled_headers);
+  if (auto workers = get("KERNC_COMPILE_WORKERS"); !workers.empty()) {
+    config.compile_workers.set(parse_compile_workers(workers, "KERNC_COMPILE_WORKERS"), "KERNC_COMPILE_WORKERS");
+  }
+  if (auto program = get("KERNC_COMPILE_WORKER"); !program.empty()) {
+    config.compile_worker.set(program, "KERNC_COMPILE_WORKER");
+  }
   if (auto path = get("KERNC_NVRTC_LIBRARY"); !path.empty()) config.nvrtc_library.set(path, "KERNC_NVRTC_LIBRARY");
   if (auto path = get("KERNC_HIPRTC_LIBRARY"); !path.empty()) config.hiprtc_library.set(path, "KERNC_HIPRTC_LIBRARY");
   if (auto path = get("KERNC_CUDA_LIBRARY"); !path.empty()) config.cuda_driver_library.set(path, "KERNC_CUDA_LIBRARY");

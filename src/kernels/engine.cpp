@@ -13,6 +13,7 @@
 #include "cache/cache_key.hpp"
 #include "kernc/error.hpp"
 #include "kernc/profiling.hpp"
+#include "kernels/compile_worker_program.hpp"
 #include "base/log.hpp"
 #include "base/nvtx_range.hpp"
 
@@ -129,6 +130,13 @@ Engine::Engine(Config config)
       cache_(std::make_unique<Cache>(config_.cache_config())),
       impl_(std::make_unique<Impl>()) {
   check_compile_policy(config_.compile_policy.value, "the compile policy");
+  if (config_.compile_workers.value < 0 || config_.compile_workers.value > kMaxCompileWorkers) {
+    throw Error(ErrorCode::invalid_argument,
+                fmt::format("{} must be a number of compile worker processes from 0 to {}, not {}",
+                            config_.compile_workers.source == "default" ? std::string("Config::compile_workers")
+                                                                         : config_.compile_workers.source,
+                            kMaxCompileWorkers, config_.compile_workers.value));
+  }
   // KERNC_NVTX is a process-wide switch: an engine made from a Config that sets it applies it
   // (the global engine's is the environment's). A build without NVTX warns, once per engine,
   // rather than failing a program that was only asked to be profiled.
@@ -160,7 +168,15 @@ Engine& Engine::global() {
 const Compiler& Engine::compiler(Backend backend) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto& slot = impl_->compilers[backend];
-  if (!slot) slot = load_compiler(backend, config_.compiler_paths());
+  if (slot) return *slot;
+  // NOTE [ compile workers of an engine ] (src/kernels/compile_worker_program.cpp): the host
+  // backend's compiler already runs as a process of its own.
+  if (config_.compile_workers.value > 0 && backend != Backend::cpu) {
+    slot = compile_in_workers(backend, config_.compiler_paths(), detail::compile_worker_command(config_),
+                              static_cast<unsigned>(config_.compile_workers.value));
+  } else {
+    slot = load_compiler(backend, config_.compiler_paths());
+  }
   return *slot;
 }
 

@@ -119,6 +119,19 @@ KERNC_NVTX=1 expect_exit 0 kernc info
 expect_match "$OUT" '^ +nvtx ranges +on +\(KERNC_NVTX\)$'
 
 # ---------------------------------------------------------------------------------------------
+TEST "info shows the compile worker settings: in-process by default, the CLI itself as the worker"
+expect_exit 0 kernc info
+expect_match "$OUT" '^ +compile workers +0 \(compiles run in the calling process\) +\(default\)$'
+expect_match "$OUT" '^ +compile worker +/proc/self/exe +\(the kernc CLI itself\)$'
+KERNC_COMPILE_WORKERS=6 KERNC_COMPILE_WORKER=/opt/kernc/bin/kernc expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["settings"]["compile_workers"]' '{"source": "KERNC_COMPILE_WORKERS", "value": 6}'
+expect_json "$OUT" 'd["settings"]["compile_worker"]' '{"source": "KERNC_COMPILE_WORKER", "value": "/opt/kernc/bin/kernc"}'
+KERNC_COMPILE_WORKERS=auto expect_exit 0 kernc info --format json
+expect_json "$OUT" 'd["settings"]["compile_workers"]["value"] >= 1' true
+KERNC_COMPILE_WORKERS=-2 expect_exit 2 kernc info
+expect_contains "$ERR" 'KERNC_COMPILE_WORKERS must be a number of compile worker processes from 0 (compile in this process) to 1024, or auto (one per hardware thread), not "-2"'
+
+# ---------------------------------------------------------------------------------------------
 # cli_context.hpp documents the global flags as "Flags every subcommand accepts", and
 # `kernc cache ls --cache-dir X` is how people type it. (CLI11 matches a parent's options
 # after a subcommand only when the subcommand falls through to its parent.)

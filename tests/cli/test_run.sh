@@ -420,6 +420,18 @@ expect_contains "$OUT" "[1.0, 3.0, 5.0, 7.0, 9.0]"
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32
 expect_match "$OUT" '^compile +compiles: 0, 1 disk cache hit'
 
+TEST "KERNC_COMPILE_WORKERS=2: run compiles in a worker process (kernc itself) and gives the same answer"
+KERNC_CACHE_DIR="$TEST_DIR/workers-cache" KERNC_COMPILE_WORKERS=2 expect_exit 0 kernc --log-level info run "$SPEC" \
+  --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32 --print
+expect_match "$OUT" '^compile +compiles: 1 in '
+expect_contains "$OUT" "[1.0, 3.0, 5.0, 7.0, 9.0]"
+expect_contains "$ERR" "started compile worker process"
+# The worker's binary has the key and bytes of an in-process compile: the cache it filled
+# serves a run without workers.
+KERNC_CACHE_DIR="$TEST_DIR/workers-cache" expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 \
+  --in x=arange:5:float32 --in y=ones:5:float32
+expect_match "$OUT" '^compile +compiles: 0, 1 disk cache hit'
+
 TEST "run --format json is one JSON document"
 expect_exit 0 kernc run "$SPEC" --kernel saxpy --in a=2.0 --in x=arange:5:float32 --in y=ones:5:float32 \
   --repeat 3 --format json

@@ -237,3 +237,32 @@ TEST_CASE("config::format_size writes sizes for people") {
   CHECK(kernc::format_size(3ull << 29) == "1.5 GiB");
   CHECK(kernc::format_size(5ull << 40) == "5.0 TiB");
 }
+
+TEST_CASE("config::Config::from_environment reads KERNC_COMPILE_WORKERS and KERNC_COMPILE_WORKER, in-process by default") {
+  Config defaults = config_from({{"HOME", "/home/u"}});
+  CHECK(defaults.compile_workers.value == 0);
+  CHECK(defaults.compile_workers.source == "default");
+  CHECK(defaults.compile_worker.value.empty());
+  CHECK(defaults.compile_worker.source == "default");
+  Config set = config_from({{"HOME", "/home/u"}, {"KERNC_COMPILE_WORKERS", "12"}, {"KERNC_COMPILE_WORKER", "/opt/k/bin/kernc"}});
+  CHECK(set.compile_workers.value == 12);
+  CHECK(set.compile_workers.source == "KERNC_COMPILE_WORKERS");
+  CHECK(set.compile_worker.value == "/opt/k/bin/kernc");
+  CHECK(set.compile_worker.source == "KERNC_COMPILE_WORKER");
+  CHECK(config_from({{"KERNC_COMPILE_WORKERS", "0"}}).compile_workers.value == 0);
+  CHECK(config_from({{"KERNC_COMPILE_WORKERS", "1024"}}).compile_workers.value == 1024);
+  Config automatic = config_from({{"KERNC_COMPILE_WORKERS", "auto"}});
+  CHECK(automatic.compile_workers.value >= 1);
+  CHECK(automatic.compile_workers.source == "KERNC_COMPILE_WORKERS");
+  for (const char* value : {"-1", "1025", "four", "2.5", " 3", "3 ", "+3", "0x10", "AUTO", "99999999999999999999"}) {
+    INFO("KERNC_COMPILE_WORKERS = " << value);
+    check_rejected({{"HOME", "/home/u"}, {"KERNC_COMPILE_WORKERS", value}}, "KERNC_COMPILE_WORKERS", value);
+  }
+  try {
+    kernc::parse_compile_workers("x", "--workers");
+    FAIL("x was read as a worker count");
+  } catch (const Error& error) {
+    CHECK(contains(error.what(), "--workers must be a number of compile worker processes from 0 (compile in this "
+                                 "process) to 1024, or auto (one per hardware thread), not \"x\""));
+  }
+}

@@ -180,6 +180,9 @@ Config resolve_config(const GlobalOptions& options) {
       throw Error(ErrorCode::invalid_argument, fmt::format("--log-level: {}", error.what()));
     }
   }
+  // An Engine's compile workers (KERNC_COMPILE_WORKERS, e.g. for `kernc run`) are this very
+  // program, unless KERNC_COMPILE_WORKER names another.
+  if (config.compile_worker.value.empty()) config.compile_worker.set("/proc/self/exe", "the kernc CLI itself");
   set_log_level(config.log_level.value);
   // KERNC_NVTX: ranges for `nsys profile kernc ...` (compile and precompile make no Engine).
   if (config.nvtx.source != "default" && nvtx_ranges_built()) set_nvtx_ranges(config.nvtx.value);

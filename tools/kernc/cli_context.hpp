@@ -118,8 +118,9 @@ struct PrecompileRequest {
   std::string compile_in = "processes";
 };
 
-/// The argument with which kernc runs as a compile worker of its own precompile.
-inline constexpr const char* kCompileWorkerArgument = "__compile-worker";
+/// The argument with which kernc runs as a compile worker of its own precompile or of an
+/// Engine's compiles (the library's own name for it).
+inline constexpr const char* kCompileWorkerArgument = kernc::kCompileWorkerArgument;
 
 /// `kernc cache check SPEC --target ...`: whether every variant of the spec can be served
 /// for those devices from the caches alone (architecture ladder included); exit 0 or 8.

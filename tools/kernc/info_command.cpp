@@ -99,6 +99,8 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
         {"save_sources", setting_json(config.save_sources)},
         {"driver_compile_cache", setting_json(config.driver_compile_cache)},
         {"precompiled_headers", setting_json(config.precompiled_headers)},
+        {"compile_workers", setting_json(config.compile_workers)},
+        {"compile_worker", setting_json(config.compile_worker)},
         {"nvrtc_library", setting_json(config.nvrtc_library)},
         {"hiprtc_library", setting_json(config.hiprtc_library)},
         {"cuda_home", setting_json(config.cuda_home)},
@@ -171,6 +173,11 @@ int run_info(const InfoCommandOptions& options, const GlobalOptions& global) {
   show("driver compile cache", config.driver_compile_cache.value ? "allowed" : "off (-no-cache)",
        config.driver_compile_cache.source);
   show("precompiled headers", config.precompiled_headers.value ? "yes" : "no", config.precompiled_headers.source);
+  show("compile workers",
+       config.compile_workers.value == 0 ? std::string("0 (compiles run in the calling process)")
+                                         : fmt::format("{} processes", config.compile_workers.value),
+       config.compile_workers.source);
+  show("compile worker", config.compile_worker.value, config.compile_worker.source);
   show("nvrtc library", config.nvrtc_library.value, config.nvrtc_library.source);
   show("hiprtc library", config.hiprtc_library.value, config.hiprtc_library.source);
   show("cuda home", config.cuda_home.value, config.cuda_home.source);
