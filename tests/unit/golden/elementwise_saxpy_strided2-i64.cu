@@ -7,7 +7,8 @@
 // keep loads in flight; the multi-index steps without dividing (NOTE [ stepping the
 // multi-index ], kernc/array.cuh), in the loops' increments so that a `continue` in the
 // operation cannot skip it. A step past the grid's one pass (very large loops) sets the
-// multi-index again, dividing once.
+// multi-index again, dividing once. The operation runs once per element in a rolled loop
+// over the loaded values (NOTE [ one copy of the operation ], kernc/array.cuh).
 #include "kernc/prelude.cuh"
 #include "kernc/array.cuh"
 
@@ -33,16 +34,17 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 2, long long> _raw_x, 
       }
     }
     _ind = _ind_first;
-#pragma unroll
-    for (int _k = 0; _k < _kUnroll; ++_k, _ind.advance()) {
+    KERNC_OPERATION_LOOP  // NOTE [ one copy of the operation ], kernc/array.cuh
+    for (int _k = 0; _k < _kUnroll; ++_k, _ind.advance(), kernc::next_slot(_v_x), kernc::next_slot(_v_y)) {
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
+      const int _slot __attribute__((unused)) = KERNC_OPERATION_SLOT(_k);
       if (i < _ind.size()) {
-        const T& x __attribute__((unused)) = _v_x[_k];
-        const T& y __attribute__((unused)) = _v_y[_k];
+        const T& x __attribute__((unused)) = _v_x[_slot];
+        const T& y __attribute__((unused)) = _v_y[_slot];
         T& z __attribute__((unused)) = _raw_z[_ind.get()];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 46 "saxpy.cu"
+#line 48 "saxpy.cu"
       }
     }
   }
