@@ -171,9 +171,9 @@ struct Indexer<0, Index> {
 // registers: the operation reads slot 0 and each step moves the slots down by one
 // (next_slot), so no array is indexed by a run-time _k (which would put it in local
 // memory). The moves wait for loads already in flight, so the loads still overlap. It cut
-// the compile of a program with a raw array or a generic layout by a fifth to a quarter,
-// and did nothing to programs whose operation is one line (tools/bench/NOTES.md,
-// "compile-v3"). The contiguous kernel keeps its unrolled loop: it is the
+// the compile of a program with a raw array or a generic layout by a fifth to a quarter;
+// one whose operation is one line compiles as fast or up to 9% slower (the moves and the
+// branch; tools/bench/NOTES.md, "compile-v3"). The contiguous kernel keeps its unrolled loop: it is the
 // bandwidth-critical one, and its vector loads need the slots in place.
 // KERNC_UNROLL_OPERATION restores the _kUnroll unrolled copies, only to measure what one
 // copy saves (tools/bench/compile_bench.cpp --flag -DKERNC_UNROLL_OPERATION) and what it
