@@ -448,6 +448,22 @@ void check_view_input(Random& random, const std::string& what, const Shape& base
   expect_close(as_doubles(host_view(all, out_buffer.ref().data, out)), want, 1e-5,
                what + ": view input, output through the same view", scale);
   expect_untouched(all, offsets_outside(out, out_buffer.ref().data, out_buffer.size()), what + ": output buffer");
+
+  // NOTE [ one copy of the operation ] (templates/array.cuh): the operation runs in a rolled
+  // loop over the loaded values; a `continue` must still move every input's slots down, and
+  // a raw array is read once a step.
+  static const ElementwiseKernel skip("T x, T y, raw T b", "T z", "if (x < 0.25f) continue; z = x * 2 + y + b[i % b.size()]",
+                                      "gpu_view_skip_raw");
+  const auto b = random.uniform<float>(7);
+  const auto db = upload(DType::float32, Shape{7}, b);
+  const auto before = random.uniform<float>(view.size());
+  const auto dz = upload(DType::float32, view.shape, before);
+  skip({view, dy, db}, {dz.ref()});
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    want[i] = x[i] < 0.25f ? before[i] : 2.0 * x[i] + y[i] + b[i % b.size()];
+    scale[i] = x[i] < 0.25f ? std::fabs(before[i]) : 2.0 * std::fabs(x[i]) + std::fabs(y[i]) + std::fabs(b[i % b.size()]);
+  }
+  expect_close(as_doubles(download<float>(dz)), want, 1e-5, what + ": continue and a raw array", scale);
 }
 
 }  // namespace

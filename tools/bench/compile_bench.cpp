@@ -21,10 +21,13 @@
 // Wall time from fork to exit, and the child's CPU time (wait4).
 //
 // Usage: kernc_compile_bench [--spec FILE] [--target sm_90] [--repeat R] [--driver-cache]
-//                            [--flag F]... [--no-phases]
+//                            [--flag F]... [--no-phases] [--only TEXT] [--dump DIR]
 //        kernc_compile_bench --cold-start N [--kernc KERNCCLI] [--target sm_90]
 //   --repeat R   compile each program R times and report the median of each (default 1)
 //   --flag F     an extra NVRTC flag for every compile (e.g. -minimal), to try options
+//   --only TEXT  only the programs whose "kernel variant" line contains TEXT
+//   --dump DIR   write each program's source (.cu) and binary (.cubin) to DIR, to read the
+//                generated code and its SASS (cuobjdump --dump-sass, no GPU needed)
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <nvrtc.h>
@@ -191,6 +194,13 @@ void print_phases(const Compiler& compiler, const Row& row, const char* which, c
   }
 }
 
+// --dump: the program's source and binary, named by its place in the table, kernel and layout.
+void dump(const std::string& dir, size_t index, const Row& row, const std::string& source, const std::string& binary) {
+  const std::string base = fmt::format("{}/{:03}-{}-{}", dir, index, row.kernel, row.layout == "-" ? "raw" : row.layout);
+  std::ofstream(base + ".cu") << source;
+  std::ofstream(base + ".cubin", std::ios::binary) << binary;
+}
+
 const char* const kOneLine = "extern \"C\" __global__ void one(float* x) { x[threadIdx.x] = 1.0f; }\n";
 
 // The floor: what any program pays for its first NVRTC compile.
@@ -308,7 +318,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   bool driver_cache = false, phases = true;
   int cold_children = 0;
-  std::string kernc_cli;
+  std::string kernc_cli, only, dump_dir;
   std::vector<std::string> extra_flags;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
@@ -327,6 +337,8 @@ int main(int argc, char** argv) {
     else if (arg == "--no-phases") phases = false;
     else if (arg == "--cold-start") cold_children = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--kernc") kernc_cli = value();
+    else if (arg == "--only") only = value();
+    else if (arg == "--dump") dump_dir = value();
     else {
       std::fprintf(stderr, "kernc_compile_bench: unknown argument %s (see the comment atop tools/bench/compile_bench.cpp)\n",
                    arg.c_str());
@@ -360,6 +372,7 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     fmt::print("{:<11} {:<16} {:<62} {:>9} {:>9}\n", "kind", "kernel", "variant", "wall ms", "CPU ms");
     for (const auto& variant : variants) {
+      if ((variant.kernel + " " + variant.description).find(only) == std::string::npos) continue;
       Row row;
       row.kind = spec.find(variant.kernel).kind();
       row.kernel = variant.kernel;
@@ -376,6 +389,7 @@ int main(int argc, char** argv) {
         walls.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         cpus.push_back(cpu_ms() - cpu0);
         row.driver_cache = row.driver_cache || compiled.driver_cache_hit;
+        if (r == 0 && !dump_dir.empty()) dump(dump_dir, rows.size(), row, program.source, compiled.binary);
       }
       row.wall_ms = bench::median(walls);
       row.cpu_ms = bench::median(cpus);
