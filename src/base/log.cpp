@@ -94,7 +94,7 @@ class RouteSink final : public spdlog::sinks::sink {
   // Made when the first record goes to stderr, not with the logger: a process's first
   // kernel call reaches the logger (a debug record the level drops), and making a color
   // sink (terminal checks, a color string per level) was 6% of a warm-disk first call
-  // (tools/bench/first_call_split.cpp, NOTES compile-v3).
+  // (tools/bench/first_call_split.cpp, NOTES compile-v4).
   spdlog::sinks::stderr_color_sink_st& stderr_sink() {
     if (!stderr_sink_) {
       stderr_sink_ = std::make_shared<spdlog::sinks::stderr_color_sink_st>();

@@ -117,8 +117,9 @@ std::optional<StoredEntry> decode_entry(std::string_view bytes, const std::strin
   try {
     // A look-up leaves the description out of the tree it builds (see NOTE [ entry
     // description ] in entry_format.hpp): it is most of the metadata, and building it was a
-    // tenth of a fresh process's warm-disk first call (tools/bench/first_call_split.cpp, NOTES compile-v3). The
-    // text is still read whole, so a malformed description fails the entry either way.
+    // tenth of a fresh process's warm-disk first call (tools/bench/first_call_split.cpp,
+    // NOTES compile-v4). The text is still read whole, so a malformed description fails the
+    // entry either way.
     nlohmann::json::parser_callback_t skip_description = nullptr;
     if (kept == EntryMetadata::for_loading) {
       skip_description = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {

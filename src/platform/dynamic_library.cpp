@@ -17,7 +17,7 @@ DynamicLibrary DynamicLibrary::open_first(const std::string& what,
     // RTLD_NODELETE: the compilers, drivers and clients loaded here stay mapped for the
     // process's life; dlclose only drops the handle. Unmapping NVRTC ran its teardown and
     // cost a fresh process's first compile 6-7% of its time at exit, which a program that
-    // calls NVRTC itself never pays (issue 35, NOTES compile-v3); and a driver must not
+    // calls NVRTC itself never pays (issue 35, NOTES compile-v4); and a driver must not
     // leave while contexts it made may still be used.
     void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!handle) {

@@ -137,7 +137,7 @@ std::vector<std::pair<std::string, std::uintmax_t>> list_tree(const std::string&
   // by its full path, twice (type, then size), and fs::relative added a readlink per path
   // component: 70,000 system calls, ~100 ms (issue 35). Descriptor-relative calls take one
   // fstatat per file and none per directory: a fifth of a fresh process's first compile
-  // went to this listing before (NOTES compile-v3).
+  // went to this listing before (NOTES compile-v4).
   std::vector<std::pair<std::string, std::uintmax_t>> files;
   error.clear();
   const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
