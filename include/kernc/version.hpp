@@ -7,8 +7,9 @@
 
 namespace kernc {
 
-/// "0.1.0": the project version set once in the top-level CMakeLists.txt; `kernc --version`,
-/// the CMake package (kerncConfigVersion.cmake) and kernc.pc report the same.
+/// "MAJOR.MINOR.PATCH" ("0.2.0" now): the project version, set once in the top-level
+/// CMakeLists.txt' project(); `kernc --version`, the CMake package (kerncConfigVersion.cmake)
+/// and kernc.pc report the same.
 KERNC_API const char* version() noexcept;
 
 }  // namespace kernc

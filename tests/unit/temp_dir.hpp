@@ -1,7 +1,7 @@
 #pragma once
 // Fixtures shared by the unit tests: a temporary directory that cleans up after itself,
-// a CacheConfig that points into one, the test kernels under tests/unit/data/, and the
-// vendor compilers, loaded once per process because loading hashes the library files.
+// a CacheConfig that points into one, and the test kernels under tests/unit/data/ (the
+// vendor compilers are test_compilers.hpp's).
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,14 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include "kernc/cache.hpp"
-#include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
 
 namespace kernc::test {
@@ -84,26 +82,6 @@ inline std::string test_data(std::string_view name) {
   if (!in) throw std::runtime_error("cannot read test data " + path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
-
-inline std::shared_ptr<const Compiler> load_for_tests(Backend backend) {
-  CompilerLibraryPaths paths;
-  paths.cuda_home = "/usr/local/cuda";
-  return load_compiler(backend, paths);
-}
-
-/// NVRTC, loaded on first use and shared by every test of this process.
-inline const Compiler& nvrtc() {
-  static const std::shared_ptr<const Compiler> compiler = load_for_tests(Backend::cuda);
-  return *compiler;
-}
-
-#ifdef KERNC_WITH_HIP
-/// HIPRTC, loaded on first use and shared by every test of this process.
-inline const Compiler& hiprtc() {
-  static const std::shared_ptr<const Compiler> compiler = load_for_tests(Backend::hip);
-  return *compiler;
-}
-#endif
 
 /// The ELF magic that cubins and HSA code objects start with.
 inline constexpr std::string_view kElfMagic = "\x7f" "ELF";

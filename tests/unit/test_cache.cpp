@@ -24,6 +24,7 @@
 #include "log_capture.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::Cache;
 using kernc::CacheConfig;

@@ -13,6 +13,7 @@
 #include "kernc/cache.hpp"
 #include "kernc/error.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::CompilerIdentity;
 using kernc::Program;

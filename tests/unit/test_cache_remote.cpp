@@ -30,6 +30,7 @@
 #include "platform/redis_connection.hpp"
 #include "redis_server.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::Cache;
 using kernc::CacheConfig;

@@ -24,6 +24,7 @@
 #include "kernc/pipeline.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::Cache;
 using kernc::CacheConfig;

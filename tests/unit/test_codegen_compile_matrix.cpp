@@ -38,6 +38,7 @@
 #include "kernc/pipeline.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::ArgType;
 using kernc::CacheOutcome;

@@ -20,6 +20,7 @@
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::ArgType;
 using kernc::CallTypes;

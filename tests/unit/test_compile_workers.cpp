@@ -21,12 +21,14 @@
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::CompiledProgram;
 using kernc::Error;
 using kernc::ErrorCode;
 using kernc::Program;
 using kernc::Target;
+using kernc::test::compiler_paths;
 using kernc::test::contains;
 using kernc::test::nvrtc;
 using kernc::test::test_data;
@@ -36,12 +38,6 @@ namespace {
 std::vector<std::string> worker_command() {
   return {KERNC_UNIT_TEST_BINARY, "--test-case=helper::serve compile requests", "--no-skip=true", "--no-intro=true",
           "--no-version=true"};
-}
-
-kernc::CompilerLibraryPaths test_paths() {
-  kernc::CompilerLibraryPaths paths;
-  paths.cuda_home = "/usr/local/cuda";
-  return paths;
 }
 
 Program kernels_program() {
@@ -94,7 +90,7 @@ TEST_CASE("helper::serve compile requests" * doctest::skip()) {
 }
 
 TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds") {
-  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 2);
+  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), worker_command(), 2);
   CHECK(workers->identity().tag() == nvrtc().identity().tag());
   const Program program = kernels_program();
   const Target target = Target::parse("sm_80");
@@ -113,7 +109,7 @@ TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds
 
 #ifdef KERNC_WITH_HIP
 TEST_CASE("compiler::compile_in_workers runs HIPRTC, which takes turns within a process, in workers too") {
-  auto workers = kernc::compile_in_workers(kernc::Backend::hip, test_paths(), worker_command(), 2);
+  auto workers = kernc::compile_in_workers(kernc::Backend::hip, compiler_paths(), worker_command(), 2);
   CHECK(workers->identity().tag() == kernc::test::hiprtc().identity().tag());
   const Target target = Target::parse("gfx90a");
   const CompiledProgram in_worker = workers->compile(numbered_program(7), target);
@@ -123,7 +119,7 @@ TEST_CASE("compiler::compile_in_workers runs HIPRTC, which takes turns within a 
 #endif
 
 TEST_CASE("compiler::compile_in_workers hands back a compile error as this process would") {
-  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 1);
+  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), worker_command(), 1);
   Program program;
   program.name = "kernel.cu";
   program.source = test_data("compile_error.cu");
@@ -155,7 +151,7 @@ TEST_CASE("compiler::compile_in_workers hands back a compile error as this proce
 TEST_CASE("compiler::compile_in_workers names a worker that does not start or that dies") {
   const Target target = Target::parse("sm_80");
   SUBCASE("a program that is no compile worker") {
-    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), {"/bin/true"}, 1);
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), {"/bin/true"}, 1);
     try {
       workers->compile(numbered_program(2), target);
       FAIL("compiled without a worker");
@@ -167,12 +163,12 @@ TEST_CASE("compiler::compile_in_workers names a worker that does not start or th
     }
   }
   SUBCASE("a program that cannot be run") {
-    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), {"/nonexistent/kernc"}, 1);
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), {"/nonexistent/kernc"}, 1);
     CHECK_THROWS_WITH_AS(workers->compile(numbered_program(3), target),
                          doctest::Contains("cannot start the compile worker /nonexistent/kernc"), Error);
   }
   SUBCASE("a worker killed between compiles fails the next compile, and a new worker takes over") {
-    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, test_paths(), worker_command(), 1);
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), worker_command(), 1);
     CHECK(!workers->compile(numbered_program(4), target).binary.empty());
     // The only worker is a child of this process running the helper test case.
     const std::vector<pid_t> children = worker_children();
@@ -193,7 +189,7 @@ TEST_CASE("compiler::compile_in_workers names a worker that does not start or th
 }
 
 TEST_CASE("compiler::compile_in_workers gives the host backend's compiler as it is") {
-  auto host = kernc::compile_in_workers(kernc::Backend::cpu, test_paths(), worker_command(), 4);
+  auto host = kernc::compile_in_workers(kernc::Backend::cpu, compiler_paths(), worker_command(), 4);
   CHECK(host->backend() == kernc::Backend::cpu);
 }
 

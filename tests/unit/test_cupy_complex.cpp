@@ -20,6 +20,7 @@
 #include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 // The device header for the host, in a namespace of its own (its global using-declarations
 // land there, and its kernc::complex cannot meet another).

@@ -15,6 +15,7 @@
 #include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::ElementwiseKernel;
 using kernc::Error;

@@ -12,6 +12,7 @@
 #include "kernc/pipeline.hpp"
 #include "kernc/runtime.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::DType;
 using kernc::RawKernel;

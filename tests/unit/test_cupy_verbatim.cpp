@@ -17,6 +17,7 @@
 #include "kernc/call.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using namespace kernc;
 using kernc::test::contains;

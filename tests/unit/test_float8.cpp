@@ -26,6 +26,7 @@
 #include "kernc/scalar.hpp"
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using namespace kernc;
 using kernc::test::bits_of_float;

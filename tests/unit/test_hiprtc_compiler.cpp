@@ -8,6 +8,7 @@
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::CompiledProgram;
 using kernc::Error;

@@ -17,6 +17,7 @@
 #include "kernc/spec_file.hpp"
 #include "kernels/raw_state.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::ArgType;
 using kernc::CallTypes;

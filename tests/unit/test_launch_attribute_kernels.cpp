@@ -15,6 +15,7 @@
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::RawKernel;
 using kernc::RawModule;

@@ -10,6 +10,7 @@
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::CompiledProgram;
 using kernc::Error;
@@ -314,10 +315,9 @@ TEST_CASE("nvrtc: the driver's compute cache is off unless KERNC_DRIVER_COMPILE_
     CHECK_FALSE(compiled.driver_cache_hit);
   }
   SUBCASE("allowed: NVRTC traces its cache, the trace is read and taken out of the log") {
-    kernc::CompilerLibraryPaths paths;
-    paths.cuda_home = "/usr/local/cuda";
+    kernc::CompilerLibraryPaths paths = kernc::test::compiler_paths();
     paths.driver_compile_cache = true;
-    const auto compiler = kernc::load_compiler(kernc::Backend::cuda, paths);
+    const auto compiler = kernc::test::load_for_tests(kernc::Backend::cuda, paths);
     CHECK(compiler->flags(program.options, target) == nvrtc().flags(program.options, target));
     const CompiledProgram compiled = compiler->compile(program, target);
     CHECK(compiled.flags == given_flags(*compiler, program, target, "--enable-cache-trace"));

@@ -17,6 +17,7 @@
 #include "kernc/spec_file.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::Cache;
 using kernc::CacheDirectory;

@@ -28,6 +28,7 @@
 #include "platform/files.hpp"
 #include "runtime/driver.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::Error;
 using kernc::ErrorCode;

@@ -16,6 +16,7 @@
 #include "kernc/kernels.hpp"
 #include "platform/files.hpp"
 #include "temp_dir.hpp"
+#include "test_compilers.hpp"
 
 using kernc::Backend;
 using kernc::CompilerLibraryPaths;
@@ -44,10 +45,9 @@ Program complex_module() {
 }
 
 std::shared_ptr<const kernc::Compiler> nvrtc_with(std::optional<std::string> cuda_include) {
-  CompilerLibraryPaths paths;
-  paths.cuda_home = "/usr/local/cuda";
+  CompilerLibraryPaths paths = kernc::test::compiler_paths();
   paths.cuda_include = std::move(cuda_include);
-  return kernc::load_compiler(Backend::cuda, paths);
+  return kernc::test::load_for_tests(Backend::cuda, paths);
 }
 
 }  // namespace
