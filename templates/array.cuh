@@ -107,11 +107,6 @@ struct Indexer {
   }
   KERNC_DEVICE void start(Index i, Index step) {
     set(i);
-    set_step(step);
-  }
-  // The step's digits alone: a loop that sets its multi-index at the top of each pass
-  // divides in one place (templates/elementwise.cu.in).
-  KERNC_DEVICE void set_step(Index step) {
 #pragma unroll
     for (int d = kRank - 1; d > 0; --d) {
       step_[d] = step % shape.dims[d];
@@ -140,7 +135,6 @@ struct Indexer<0, Index> {
   KERNC_DEVICE Index size() const { return shape.size; }
   KERNC_DEVICE void set(Index i) { index[0] = i; }
   KERNC_DEVICE void start(Index i, Index step) { index[0] = i; step_ = step; }
-  KERNC_DEVICE void set_step(Index step) { step_ = step; }
   KERNC_DEVICE void advance() { index[0] += step_; }
   KERNC_DEVICE const Index* get() const { return index; }
   Index step_;
@@ -162,42 +156,6 @@ struct Indexer<0, Index> {
 #define KERNC_RANK_LOOP _Pragma("unroll 1")
 #endif
 
-// NOTE [ one copy of the operation ]
-// The multi-index and tiled elementwise kernels (templates/elementwise.cu.in,
-// elementwise_tiled.cu.in) load a thread's _kUnroll elements in an unrolled loop, which is
-// what keeps _kUnroll loads in flight, and then run the operation over them in a rolled
-// loop: the operation, its outputs' addresses, the multi-index step and any raw array's
-// indexing are compiled once instead of _kUnroll times. The loaded values stay in
-// registers: the operation reads slot 0 and each step moves the slots down by one
-// (next_slot), so no array is indexed by a run-time _k (which would put it in local
-// memory). The moves wait for loads already in flight, so the loads still overlap. It cut
-// the compile of a program with a raw array or a generic layout by a fifth to a quarter;
-// one whose operation is one line compiles as fast or up to 9% slower (the moves and the
-// branch; tools/bench/NOTES.md, "compile-v3"). The contiguous kernel keeps its unrolled loop: it is the
-// bandwidth-critical one, and its vector loads need the slots in place.
-// KERNC_UNROLL_OPERATION restores the _kUnroll unrolled copies, only to measure what one
-// copy saves (tools/bench/compile_bench.cpp --flag -DKERNC_UNROLL_OPERATION) and what it
-// costs on the GPU.
-#ifdef KERNC_UNROLL_OPERATION
-#define KERNC_OPERATION_LOOP _Pragma("unroll")
-#define KERNC_OPERATION_SLOT(k) (k)
-#else
-#define KERNC_OPERATION_LOOP _Pragma("unroll 1")
-#define KERNC_OPERATION_SLOT(k) 0
-#endif
-
-// Moves a thread's loaded values down one slot, for the operation's next step (NOTE [ one
-// copy of the operation ]); nothing when the operation loop is unrolled.
-template <class T, int kN>
-KERNC_DEVICE void next_slot(T (&slots)[kN]) {
-#ifndef KERNC_UNROLL_OPERATION
-#pragma unroll
-  for (int k = 0; k + 1 < kN; ++k) slots[k] = slots[k + 1];
-#else
-  (void)slots;
-#endif
-}
-
 template <class Index>
 struct Indexer<-1, Index> {
   Shape<-1, Index> shape;
@@ -214,9 +172,6 @@ struct Indexer<-1, Index> {
   }
   KERNC_DEVICE void start(Index i, Index step) {
     set(i);
-    set_step(step);
-  }
-  KERNC_DEVICE void set_step(Index step) {
     KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = shape.rank - 1; d > 0; --d) {
       step_[d] = step % shape.dims[d];

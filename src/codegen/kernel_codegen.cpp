@@ -111,7 +111,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   // templates/elementwise_contiguous.cu.in, elementwise.cu.in and elementwise_tiled.cu.in),
   // at the flat index, through the multi-index, or (tiled, staged) from a shared tile.
   const char* indent = "        ";
-  std::string params, refs, preload_decls, preload_loads, staged_loads, input_sizes, next_slots;
+  std::string params, refs, preload_decls, preload_loads, staged_loads, input_sizes;
   // The contiguous kernel's vector path (NOTE [ vectorized contiguous loop ]).
   std::string vector_loads, vector_stores, scalar_stores, vector_aligned;
   // The host's in-place path (templates/elementwise_contiguous.cu.in): every array bound to
@@ -134,11 +134,7 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
     if (scalar || p.raw) continue;
     std::string type = c_type(p, resolved.inputs[k]);
     preload_decls += fmt::format("    {} _v_{}[{}];\n", type, p.name, per_thread);
-    // NOTE [ one copy of the operation ] (templates/array.cuh): the multi-index and tiled
-    // kernels' operation reads slot _slot, moved down each step.
-    refs += fmt::format("{}const {}& {} __attribute__((unused)) = _v_{}[{}];\n", indent, type, p.name, p.name,
-                        contiguous ? "_k" : "_slot");
-    next_slots += fmt::format(", kernc::next_slot(_v_{})", p.name);
+    refs += fmt::format("{}const {}& {} __attribute__((unused)) = _v_{}[_k];\n", indent, type, p.name, p.name);
     host_refs += fmt::format("{}const {}& {} __attribute__((unused)) = _raw_{}.data_[i];\n", indent, type, p.name, p.name);
     inputs_in_memory.push_back(p.name);
     if (contiguous) {
@@ -225,7 +221,6 @@ Program render_elementwise(const detail::ElementwiseDefinition& definition, cons
   };
   values["preload_decls"] = preload_decls;
   values["preload_loads"] = preload_loads;
-  if (!contiguous) values["next_slots"] = next_slots;
   if (tiled) {
     values["rank"] = std::to_string(rank);
     values["staged_loads"] = staged_loads;

@@ -449,9 +449,9 @@ void check_view_input(Random& random, const std::string& what, const Shape& base
                what + ": view input, output through the same view", scale);
   expect_untouched(all, offsets_outside(out, out_buffer.ref().data, out_buffer.size()), what + ": output buffer");
 
-  // NOTE [ one copy of the operation ] (templates/array.cuh): the operation runs in a rolled
-  // loop over the loaded values; a `continue` must still move every input's slots down, and
-  // a raw array is read once a step.
+  // A `continue` in the operation leaves the rest of that element alone, and the other
+  // elements of the thread still run (the strided kernels load 4 elements a thread before
+  // computing any); a raw array is indexed freely beside the views.
   static const ElementwiseKernel skip("T x, T y, raw T b", "T z", "if (x < 0.25f) continue; z = x * 2 + y + b[i % b.size()]",
                                       "gpu_view_skip_raw");
   const auto b = random.uniform<float>(7);

@@ -6,11 +6,8 @@
 // src/dsl/elementwise_plan.cpp), and loads all their inputs before using the first, to
 // keep loads in flight; the multi-index steps without dividing (NOTE [ stepping the
 // multi-index ], kernc/array.cuh), in the loops' increments so that a `continue` in the
-// operation cannot skip it. Each pass of the grid (one, but for very large loops) sets the
-// multi-index at its top, dividing once, in the only place that divides: a second place
-// (before the loop and in its increment, as before) cost an i64 program 12-18% of its
-// compile for nothing (tools/bench/NOTES.md, "compile-v3"). The operation runs once per element in a rolled loop
-// over the loaded values (NOTE [ one copy of the operation ], kernc/array.cuh).
+// operation cannot skip it. A step past the grid's one pass (very large loops) sets the
+// multi-index again, dividing once.
 #include "kernc/prelude.cuh"
 #include "kernc/array.cuh"
 
@@ -22,9 +19,9 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 2, long long> _raw_x, 
   kernc::Indexer<2, _index_t> _ind(_loop);
   const _index_t _spacing = static_cast<_index_t>(blockDim.x);
   const _index_t _first = static_cast<_index_t>(blockIdx.x) * blockDim.x * _kUnroll + threadIdx.x;
-  _ind.set_step(_spacing);
-  for (_index_t _base = _first; _base < _ind.size(); _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kUnroll) {
-    _ind.set(_base);  // the one place that divides: a copy of it costs ptxas a 64-bit division per axis
+  _ind.start(_first, _spacing);
+  for (_index_t _base = _first; _base < _ind.size();
+       _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kUnroll, _ind.set(_base)) {
     const kernc::Indexer<2, _index_t> _ind_first = _ind;
     T _v_x[_kUnroll];
     T _v_y[_kUnroll];
@@ -36,17 +33,16 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 2, long long> _raw_x, 
       }
     }
     _ind = _ind_first;
-    KERNC_OPERATION_LOOP  // NOTE [ one copy of the operation ], kernc/array.cuh
-    for (int _k = 0; _k < _kUnroll; ++_k, _ind.advance(), kernc::next_slot(_v_x), kernc::next_slot(_v_y)) {
+#pragma unroll
+    for (int _k = 0; _k < _kUnroll; ++_k, _ind.advance()) {
       _index_t i = _base + static_cast<_index_t>(_k) * _spacing;
-      const int _slot __attribute__((unused)) = KERNC_OPERATION_SLOT(_k);
       if (i < _ind.size()) {
-        const T& x __attribute__((unused)) = _v_x[_slot];
-        const T& y __attribute__((unused)) = _v_y[_slot];
+        const T& x __attribute__((unused)) = _v_x[_k];
+        const T& y __attribute__((unused)) = _v_y[_k];
         T& z __attribute__((unused)) = _raw_z[_ind.get()];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 50 "saxpy.cu"
+#line 46 "saxpy.cu"
       }
     }
   }
