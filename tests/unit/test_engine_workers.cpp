@@ -28,6 +28,7 @@
 #include "kernc/pipeline.hpp"
 #include "kernc/version.hpp"
 #include "kernels/compile_worker_program.hpp"
+#include "test_compilers.hpp"
 #include "temp_dir.hpp"
 
 using kernc::Config;
