@@ -177,12 +177,16 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
     } catch (const Error& error) {
       // An error in the program's own code, after its includes: the same error as without
       // PCH once NVRTC's PCH line is out; anything else is found out by compiling without.
+      // A failed compile that was to create the PCH is always compiled again without it: a
+      // PCH NVRTC could not write (a full disk ends the compile with "Catastrophic error:
+      // error while writing PCH file", its creating line before it) is not the program's
+      // error, and the program's own error comes back the same from the compile without.
       const CompileFailure* failure = error.compile_failure();
       CompileFailure same = failure ? *failure : CompileFailure{};
       const bool confirmed = failure && take_pch_line(same.log, program.name, create, plan.path);
       if (create) pch_.finish_create(plan, confirmed && status == NVRTC_SUCCESS);
       if (!create && !confirmed) pch_.drop(plan);
-      if (!confirmed) return compile_with_flags(program, target, flags, nullptr);
+      if (create || !confirmed) return compile_with_flags(program, target, flags, nullptr);
       same.options = flags;
       throw Error(error.what(), same);
     }
