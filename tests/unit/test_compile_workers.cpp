@@ -20,6 +20,7 @@
 #include "kernc/cache.hpp"
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
+#include "child_processes.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
 
@@ -59,28 +60,8 @@ Program numbered_program(int n) {
   return program;
 }
 
-// This process's children that run the helper below: /proc/<pid>/stat's fourth field is
-// the parent, /proc/<pid>/cmdline the arguments.
-std::vector<pid_t> worker_children() {
-  std::vector<pid_t> found;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const std::size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(text.substr(close + 2));
-    std::string state;
-    long parent = 0;
-    fields >> state >> parent;
-    if (parent != ::getpid()) continue;
-    std::ifstream cmdline(entry.path() / "cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-    if (contains(args, "helper::serve compile requests")) found.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return found;
-}
+// This process's compile worker children (child_processes.hpp).
+std::vector<pid_t> worker_children() { return kernc::test::children_with_argument("helper::serve compile requests"); }
 
 }  // namespace
 

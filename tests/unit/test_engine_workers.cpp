@@ -29,6 +29,7 @@
 #include "kernc/version.hpp"
 #include "kernels/compile_worker_program.hpp"
 #include "test_compilers.hpp"
+#include "child_processes.hpp"
 #include "temp_dir.hpp"
 
 using kernc::Config;
@@ -56,28 +57,8 @@ Config config_with(const std::string& cache_dir, std::map<std::string, std::stri
   });
 }
 
-// The children of this process that run as compile workers: /proc/<pid>/stat's fourth
-// field is the parent, /proc/<pid>/cmdline the arguments (NUL-separated).
-std::vector<pid_t> compile_worker_children() {
-  std::vector<pid_t> found;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const std::size_t close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(text.substr(close + 2));
-    std::string state;
-    long parent = 0;
-    fields >> state >> parent;
-    if (parent != ::getpid()) continue;
-    std::ifstream cmdline(entry.path() / "cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-    if (contains(args, std::string(kernc::kCompileWorkerArgument))) found.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return found;
-}
+// This process's compile worker children (child_processes.hpp).
+std::vector<pid_t> compile_worker_children() { return kernc::test::children_with_argument(kernc::kCompileWorkerArgument); }
 
 std::string real_path(const std::string& path) {
   char resolved[PATH_MAX];
