@@ -29,6 +29,12 @@ struct KERNC_API Program {
   std::vector<std::string> name_expressions;   ///< e.g. "my_kernel<float, 4>"
   CompileOptions options;
   ProgramOrigin origin;                        ///< not hashed: see ProgramOrigin
+  /// The compiler may compile first without the CUDA runtime declarations device code
+  /// rarely uses (NVRTC's -minimal: texture and surface types, device-side cudaMalloc and
+  /// launches, driver types), and compiles again with them if that fails. It changes no
+  /// binary, so it is not hashed; kernc's generated programs set it (NOTE [ minimal
+  /// built-ins ] in src/compiler/nvrtc_compiler.cpp).
+  bool try_minimal_builtins = false;
 };
 
 /// What a compiler produced for one Program and one Target.

@@ -87,6 +87,7 @@ Program make_program(ProgramOrigin origin, std::string source, const CompileOpti
   program.source = finish_line_directives(std::move(source), program.name);
   program.options = options;
   for (auto& [header, content] : device_headers()) program.options.headers[header] = content;
+  program.try_minimal_builtins = true;  // kernc's templates and CuPy-style snippets
   return program;
 }
 

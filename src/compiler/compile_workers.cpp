@@ -133,6 +133,7 @@ json program_json(const Program& program, const Target& target) {
           {"source", program.source},
           {"name_expressions", program.name_expressions},
           {"target", target.str()},
+          {"try_minimal_builtins", program.try_minimal_builtins},
           {"options",
            {{"language_standard", o.language_standard},
             {"defines", o.defines},
@@ -149,6 +150,7 @@ Program program_from(const json& j) {
   program.name = j.at("name").get<std::string>();
   program.source = j.at("source").get<std::string>();
   program.name_expressions = j.at("name_expressions").get<std::vector<std::string>>();
+  program.try_minimal_builtins = j.at("try_minimal_builtins").get<bool>();
   const json& o = j.at("options");
   program.options.language_standard = o.at("language_standard").get<std::string>();
   program.options.defines = o.at("defines").get<std::map<std::string, std::string>>();

@@ -68,6 +68,21 @@ std::string undefined_expressions(const std::vector<std::string>& expressions, c
 // Before 12.9 NVRTC has no such cache, and older releases reject the flags: none is passed.
 bool has_driver_cache(int major, int minor) { return major > 12 || (major == 12 && minor >= 9); }
 
+// NOTE [ minimal built-ins ]
+// Every NVRTC program pays for NVRTC's built-in header, which declares the CUDA runtime's
+// device-side API: texture and surface objects, cudaMalloc and the other device runtime
+// functions, launches from device code, and the driver's types (cudaError_t, cudaStream_t).
+// -minimal (NVRTC 12.4 and later) leaves those out: a one-line program compiles in 26 ms
+// instead of 37 ms, examples/kernels.json's median program 0.81x as long
+// (tools/bench/NOTES.md, compile-v6), and every one of its 106 binaries is byte for byte
+// the one compiled without it. kernc's generated programs use none of it, but a snippet or
+// preamble may (a texture object, CUB, which names cudaError_t), and a raw program often
+// does: so only programs that ask (Program::try_minimal_builtins, set by code generation)
+// compile with -minimal first, and one that fails so is compiled again without it, whose
+// result or error is the one returned. The retry costs a failing program one front end; no
+// binary depends on which of the two compiles made it, so the key does not say.
+bool has_minimal_builtins(int major, int minor) { return major > 12 || (major == 12 && minor >= 4); }
+
 // Whether a line of the log is NVRTC's cache trace (--enable-cache-trace).
 bool is_cache_trace(const std::string& line) {
   for (const char* marker : {"[nvrtc cache]", "driver cache", "Cache miss, need to compile", "Failed to generate cache key"}) {
@@ -107,6 +122,7 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
     identity_.library_path = api_.library.path();
     identity_.version = fmt::format("{}.{}", major, minor);
     driver_cache_exists_ = has_driver_cache(major, minor);
+    minimal_builtins_ = has_minimal_builtins(major, minor);
     if (api_.nvrtcGetNumSupportedArchs && api_.nvrtcGetSupportedArchs) {
       int count = 0;
       if (api_.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
@@ -148,7 +164,9 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
   CompiledProgram compile(const Program& program, const Target& target) const override {
     check_target(target);
     validate(program.options);
-    return compile_with_flags(program, target, compile_flags(program, target), nullptr);
+    return minimal_first(program, [&](bool minimal) {
+      return compile_with_flags(program, target, compile_flags(program, target, minimal), nullptr);
+    });
   }
 
   // NOTE [ precompiled headers ] (src/compiler/nvrtc_pch.hpp) says what this does and why.
@@ -161,7 +179,34 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
     }
     check_target(target);
     validate(program.options);
-    std::vector<std::string> flags = compile_flags(program, target);
+    // A PCH made with -minimal is a different PCH (its key holds every flag).
+    return minimal_first(program, [&](bool minimal) {
+      return compile_with_pch_flags(program, target, directory, prefix, compile_flags(program, target, minimal));
+    });
+  }
+
+  size_t precompiled_headers() const override { return pch_.ready(); }
+
+ private:
+  // NOTE [ minimal built-ins ]: `compile(true)` when the program asks for it and NVRTC has
+  // -minimal (not twice when its own flags already say -minimal), `compile(false)` after a
+  // failed compile or otherwise.
+  template <class Compile>
+  CompiledProgram minimal_first(const Program& program, Compile&& compile) const {
+    const auto& raw = program.options.raw_flags;
+    const bool asked = std::find(raw.begin(), raw.end(), "-minimal") != raw.end() ||
+                       std::find(raw.begin(), raw.end(), "--minimal") != raw.end();
+    if (!program.try_minimal_builtins || !minimal_builtins_ || asked) return compile(false);
+    try {
+      return compile(true);
+    } catch (const Error& error) {
+      if (!error.compile_failure()) throw;
+      return compile(false);
+    }
+  }
+
+  CompiledProgram compile_with_pch_flags(const Program& program, const Target& target, const std::string& directory,
+                                         const std::string& prefix, std::vector<std::string> flags) const {
     const PchSet::Plan plan = pch_.plan(pch_key(program, flags, prefix), directory);
     if (plan.mode == PchSet::Mode::none) return compile_with_flags(program, target, flags, nullptr);
     const bool create = plan.mode == PchSet::Mode::create;
@@ -202,13 +247,12 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
     return result;
   }
 
-  size_t precompiled_headers() const override { return pch_.ready(); }
-
- private:
-  // flags() and the driver's cache flag (NOTE [ the driver's compute cache ]), which shapes
-  // no code and so is neither in flags() nor the key, but is recorded with the compile.
-  std::vector<std::string> compile_flags(const Program& program, const Target& target) const {
+  // flags(), -minimal when `minimal` (NOTE [ minimal built-ins ]) and the driver's cache
+  // flag (NOTE [ the driver's compute cache ]): they shape no code and so are neither in
+  // flags() nor the key, but are recorded with the compile.
+  std::vector<std::string> compile_flags(const Program& program, const Target& target, bool minimal) const {
     auto flags = nvrtc_flags(program.options, target, identity_.include_dirs);
+    if (minimal) flags.push_back("-minimal");
     if (driver_cache_exists_) flags.push_back(driver_cache_allowed_ ? "--enable-cache-trace" : "-no-cache");
     return flags;
   }
@@ -333,6 +377,7 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
   platform::NvrtcApi api_;
   bool driver_cache_allowed_ = false;  // KERNC_DRIVER_COMPILE_CACHE
   bool driver_cache_exists_ = false;   // NVRTC 12.9+
+  bool minimal_builtins_ = false;      // NVRTC 12.4+: -minimal (NOTE [ minimal built-ins ])
   CompilerIdentity identity_;
   std::vector<int> archs_;
   mutable PchSet pch_;

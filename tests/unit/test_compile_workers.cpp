@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <chrono>
@@ -20,6 +21,8 @@
 #include "kernc/cache.hpp"
 #include "kernc/compiler.hpp"
 #include "kernc/error.hpp"
+#include "kernc/kernels.hpp"
+#include "kernc/pipeline.hpp"
 #include "child_processes.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
@@ -86,6 +89,14 @@ TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds
   // PTX too, and the same worker serves again.
   const Target ptx = Target::parse("compute_80");
   CHECK(workers->compile(program, ptx).binary == nvrtc().compile(program, ptx).binary);
+  // A generated program's -minimal (NOTE [ minimal built-ins ]) reaches the worker.
+  kernc::ElementwiseKernel kernel("T x", "T y", "y = x * 3", "worker_triple");
+  kernc::CallTypes types;
+  types.inputs = {kernc::ArgType::array(kernc::DType::float32)};
+  const Program generated = kernc::program(kernel, types, kernc::Layout::elementwise_classes().front());
+  const CompiledProgram generated_in_worker = workers->compile(generated, target);
+  CHECK(generated_in_worker.flags == nvrtc().compile(generated, target).flags);
+  CHECK(std::count(generated_in_worker.flags.begin(), generated_in_worker.flags.end(), "-minimal") == 1);
 }
 
 #ifdef KERNC_WITH_HIP
