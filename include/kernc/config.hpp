@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernc/cache.hpp"
 #include "kernc/compiler.hpp"
@@ -105,6 +106,12 @@ inline constexpr int kMaxCompileWorkers = 1024;
 /// Reads a compile worker count: digits from 0 to kMaxCompileWorkers, or "auto" (one per
 /// hardware thread); throws kernc::Error(invalid_argument) naming `what` and the text.
 KERNC_API int parse_compile_workers(const std::string& text, const std::string& what);
+
+/// The command compile worker processes run for `config`: {program, kCompileWorkerArgument},
+/// the program being Config::compile_worker when set (it must be an executable file), else
+/// the kernc executable beside this library. Throws Error(library_not_found) naming what
+/// was tried and how to set it. An Engine's workers and `kernc precompile -j N` run it.
+KERNC_API std::vector<std::string> compile_worker_command(const Config& config);
 
 /// Parses a size such as "1048576", "512M", "4G", "2GiB", "1.5G"; throws kernc::Error(invalid_argument)
 /// naming `what` and the text.

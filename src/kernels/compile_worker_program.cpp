@@ -95,8 +95,12 @@ std::vector<std::string> compile_worker_command(const Config& config, const std:
                           config.compile_workers.source));
 }
 
+}  // namespace kernc::detail
+
+namespace kernc {
+
 std::vector<std::string> compile_worker_command(const Config& config) {
-  return compile_worker_command(config, worker_program_candidates(kernc_library_path()));
+  return detail::compile_worker_command(config, detail::worker_program_candidates(detail::kernc_library_path()));
 }
 
-}  // namespace kernc::detail
+}  // namespace kernc

@@ -23,7 +23,4 @@ std::vector<std::string> worker_program_candidates(const std::string& library_pa
 /// tried and how to set it.
 std::vector<std::string> compile_worker_command(const Config& config, const std::vector<std::string>& candidates);
 
-/// The same, with worker_program_candidates(kernc_library_path()).
-std::vector<std::string> compile_worker_command(const Config& config);
-
 }  // namespace kernc::detail

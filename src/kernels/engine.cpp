@@ -172,7 +172,7 @@ const Compiler& Engine::compiler(Backend backend) {
   // NOTE [ compile workers of an engine ] (src/kernels/compile_worker_program.cpp): the host
   // backend's compiler already runs as a process of its own.
   if (config_.compile_workers.value > 0 && backend != Backend::cpu) {
-    slot = compile_in_workers(backend, config_.compiler_paths(), detail::compile_worker_command(config_),
+    slot = compile_in_workers(backend, config_.compiler_paths(), compile_worker_command(config_),
                               static_cast<unsigned>(config_.compile_workers.value));
   } else {
     slot = load_compiler(backend, config_.compiler_paths());

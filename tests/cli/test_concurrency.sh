@@ -111,6 +111,29 @@ expect_exit 1 kernc precompile "$SOURCE_DIR/tests/cli/data/typo_kernels.json" --
 expect_contains "$ERR" 'scaled_add operation, line 2: error: identifier "yy" is undefined'
 
 # ---------------------------------------------------------------------------------------------
+TEST "precompile -j 2 runs the worker program KERNC_COMPILE_WORKER names, and refuses one that is not"
+write_small_spec small.json
+# A worker program of its own: it notes each start, then is kernc's worker.
+cat >worker.sh <<EOF_WORKER
+#!/usr/bin/env bash
+echo "started \$*" >>"$PWD/worker-starts"
+exec "$KERNC" "\$@"
+EOF_WORKER
+chmod +x worker.sh
+KERNC_CACHE_DIR=$PWD/own-worker KERNC_COMPILE_WORKER=$PWD/worker.sh \
+  expect_exit 0 kernc precompile small.json --target sm_90 -j 2 -q
+expect_match "$OUT" ": $SMALL_SPEC_VARIANTS compiled, 0 cache hit\(s\), 0 failed"
+expect_count worker-starts "started __compile-worker" 2
+KERNC_CACHE_DIR=$PWD/own-worker entry_files | xargs -n1 basename | sort > own-worker-keys
+KERNC_CACHE_DIR=$PWD/threads expect_exit 0 kernc precompile small.json --target sm_90 -j 2 -q --compile-in threads
+KERNC_CACHE_DIR=$PWD/threads entry_files | xargs -n1 basename | sort > thread-keys
+CHECKS=$((CHECKS + 1))
+cmp -s own-worker-keys thread-keys || test_failed "the named worker made other entries than threads do"
+KERNC_COMPILE_WORKER=$PWD/small.json expect_exit 3 kernc precompile small.json --target sm_90 -j 2 -q
+expect_contains "$ERR" "KERNC_COMPILE_WORKER names $PWD/small.json as the compile worker program, which is not an executable file"
+expect_contains "$ERR" "--compile-in threads"
+
+# ---------------------------------------------------------------------------------------------
 TEST "two precompile processes into one cache both succeed, and every entry is valid"
 write_small_spec small.json
 pids=()

@@ -176,7 +176,7 @@ TEST_CASE("engine workers::without KERNC_COMPILE_WORKER the kernc CLI beside the
   const Config config = config_with(dir / "cache", {{"KERNC_COMPILE_WORKERS", "auto"}, {"KERNC_COMPILE_WORKER", ""}});
   CHECK(config.compile_workers.value >= 1);
   CHECK(config.compile_worker.source == "default");
-  const std::vector<std::string> command = kernc::detail::compile_worker_command(config);
+  const std::vector<std::string> command = kernc::compile_worker_command(config);
   REQUIRE(command.size() == 2);
   CHECK(real_path(command[0]) == real_path(KERNC_CLI_BINARY));
   CHECK(command[1] == kernc::kCompileWorkerArgument);

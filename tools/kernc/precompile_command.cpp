@@ -127,12 +127,25 @@ int run_precompile_spec(const PrecompileRequest& request, const GlobalOptions& g
   // NVRTC serializes part of each compile inside a process, HIPRTC all of it: with several
   // jobs, compiles run in kernc's own worker processes (NOTE [ compile worker processes ]).
   const bool use_workers = jobs > 1 && request.compile_in == "processes";
+  // The worker program: this very kernc, unless KERNC_COMPILE_WORKER names another (as for
+  // an Engine's workers; checked here, before any compile starts).
+  std::vector<std::string> worker_command;
+  if (use_workers) {
+    try {
+      worker_command = compile_worker_command(config);
+    } catch (const Error&) {  // the CLI always names a worker program: this one is not one
+      throw Error(ErrorCode::library_not_found,
+                  fmt::format("{} names {} as the compile worker program, which is not an executable file; name "
+                              "the kernc executable of this build, or pass --compile-in threads",
+                              config.compile_worker.source, config.compile_worker.value));
+    }
+  }
   std::map<Backend, std::shared_ptr<const Compiler>> workers;
   auto compiler_for = [&](Backend backend) -> const Compiler& {
     std::lock_guard<std::mutex> lock(compilers_mutex);
     if (!use_workers || backend == Backend::cpu) return compilers.get(backend);
     auto& slot = workers[backend];
-    if (!slot) slot = compile_in_workers(backend, config.compiler_paths(), {"/proc/self/exe", kCompileWorkerArgument}, jobs);
+    if (!slot) slot = compile_in_workers(backend, config.compiler_paths(), worker_command, jobs);
     return *slot;
   };
   auto summary = precompile(spec, targets, cache, compiler_for, jobs,
@@ -196,8 +209,8 @@ Subcommand setup_precompile(CLI::App& app, const GlobalOptions& global) {
                   "K/N: build only part K of N, for a precompile split over N CI jobs (disjoint parts whose union is "
                   "the whole; merge them with `kernc cache merge` or share a remote cache)");
   sub->add_option("--compile-in", request->compile_in,
-                  "With -j above 1: compile in worker processes (NVRTC and HIPRTC serialize within a process), "
-                  "or in threads of this one")
+                  "With -j above 1: compile in worker processes (NVRTC and HIPRTC serialize within a process; "
+                  "the workers run this kernc, or the program KERNC_COMPILE_WORKER names), or in threads of this one")
       ->check(CLI::IsMember({"processes", "threads"}));
   sub->add_flag("-q,--quiet", request->quiet, "No progress lines on stderr");
   sub->add_option("--format", request->format, "Summary format")->check(CLI::IsMember({"text", "json"}));
