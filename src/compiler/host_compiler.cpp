@@ -8,13 +8,17 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "compiler/compile_log.hpp"
 #include "compiler/host_entries.hpp"
+#include "compiler/host_pch.hpp"
 #include "compiler/host_source.hpp"
+#include "compiler/pch_compiler.hpp"
+#include "base/log.hpp"
 #include "core/templates.hpp"
 #include "host_abi.cuh"
 #include "kernc/error.hpp"
@@ -138,7 +142,7 @@ std::string host_failure_headline(const std::string& log, const std::string& pro
   return construct;
 }
 
-class HostCompiler final : public Compiler {
+class HostCompiler final : public Compiler, public PchCompiler {
  public:
   HostCompiler(std::string command, std::string version, std::string triple)
       : command_(std::move(command)), triple_(std::move(triple)) {
@@ -178,17 +182,92 @@ class HostCompiler final : public Compiler {
   CompiledProgram compile(const Program& program, const Target& target) const override {
     check_target(target);
     validate(program.options);
-    const auto start = std::chrono::steady_clock::now();
-    TempDir dir;
-    const std::string include = dir.path + "/include";
-    for (const char* name : kHostHeaders) {
-      write_file(include + "/" + served_name(name), codegen::template_file(name));
+    return compile_in(program, target, {});
+  }
+
+  // NOTE [ host precompiled headers ] (src/compiler/host_pch.hpp).
+  CompiledProgram compile_with_pch(const Program& program, const Target& target,
+                                   const std::string& directory) const override {
+    check_target(target);
+    validate(program.options);
+    if (directory.empty() || !program.options.include_dirs.empty()) return compile_in(program, target, {});
+    const std::string key = pch_key(program, target);
+    const std::string header = pch_.header(key, directory, [&](const std::string& prefix, const std::string& gch) {
+      return create_pch(program, target, prefix, gch);
+    });
+    if (header.empty()) return compile_in(program, target, {});
+    try {
+      return compile_in(program, target, header);
+    } catch (const Error& error) {
+      if (!error.compile_failure()) throw;
+      CompiledProgram result = compile_in(program, target, {});  // the program's own error, if it is one
+      pch_.refuse(key);
+      return result;
     }
+  }
+
+  size_t precompiled_headers() const override { return pch_.ready(); }
+
+ private:
+  // The files of a compile's include directory: the host headers, then the program's own
+  // (which may replace one).
+  static std::map<std::string, std::string> include_files(const Program& program) {
+    std::map<std::string, std::string> files;
+    for (const char* name : kHostHeaders) files[served_name(name)] = std::string(codegen::template_file(name));
     for (const auto& [name, content] : program.options.headers) {
       check_header_name(program.name, name);
-      write_file(include + "/" + name, content);
+      files[name] = content;
     }
-    std::string source = "#include \"kernc/host_cuda.cuh\"\n#include <type_traits>\n";
+    return files;
+  }
+
+  static void write_includes(const std::string& directory, const Program& program) {
+    for (const auto& [name, content] : include_files(program)) write_file(directory + "/include/" + name, content);
+  }
+
+  // What a host PCH is made of (NOTE [ host precompiled headers ]).
+  std::string pch_key(const Program& program, const Target& target) const {
+    platform::Sha256 hash;
+    auto add = [&hash](std::string_view tag, std::string_view bytes) {
+      hash.update(fmt::format("{}={}:", tag, bytes.size()));
+      hash.update(bytes);
+    };
+    add("compiler", identity_.str());
+    for (const auto& flag : host_flags(program.options, target)) add("flag", flag);
+    add("prefix", kHostPrefix);
+    for (const auto& [name, content] : include_files(program)) {
+      add("header_name", name);
+      add("header", content);
+    }
+    return hash.hex_digest();
+  }
+
+  // Compiles `prefix` (kHostPrefix) into the GCC PCH `gch`, with the flags and headers of
+  // `program`'s compiles.
+  bool create_pch(const Program& program, const Target& target, const std::string& prefix, const std::string& gch) const {
+    TempDir dir;
+    write_includes(dir.path, program);
+    std::vector<std::string> argv{command_};
+    // The compile's flags but the link's: with -shared, g++ would link an empty shared
+    // object under the .gch name (which GCC then reports as "not a PCH file").
+    for (const auto& flag : host_flags(program.options, target)) {
+      if (flag != "-shared" && flag.rfind("-Wl,", 0) != 0) argv.push_back(flag);
+    }
+    for (const auto& arg : {std::string("-Iinclude"), std::string("-x"), std::string("c++-header"), prefix,
+                            std::string("-o"), gch}) {
+      argv.push_back(arg);
+    }
+    const platform::ProcessResult run = platform::run_process(argv, dir.path);
+    if (run.exit_status != 0) detail::logger().debug("no host PCH for {}: {}", program.name, first_error_line(run.output));
+    return run.exit_status == 0;
+  }
+
+  // A compile, with `-include pch_header` when it is not empty.
+  CompiledProgram compile_in(const Program& program, const Target& target, const std::string& pch_header) const {
+    const auto start = std::chrono::steady_clock::now();
+    TempDir dir;
+    write_includes(dir.path, program);
+    std::string source = kHostPrefix;
     source += fmt::format("#line 1 \"{}\"\n", program.name);
     source += rewrite_dynamic_shared(program.source);
     source += host_entries(extern_c_kernels(program.source), program.name_expressions, program_needs_threads(program),
@@ -201,7 +280,12 @@ class HostCompiler final : public Compiler {
     result.compiler = identity_.str();
     std::vector<std::string> argv{command_};
     argv.insert(argv.end(), result.flags.begin(), result.flags.end());
-    for (const auto& flag : {"-Iinclude", "-o", "program.so", "program.cpp"}) argv.emplace_back(flag);
+    argv.emplace_back("-Iinclude");
+    if (!pch_header.empty()) {
+      argv.emplace_back("-include");
+      argv.push_back(pch_header);
+    }
+    for (const auto& flag : {"-o", "program.so", "program.cpp"}) argv.emplace_back(flag);
     platform::ProcessResult run = platform::run_process(argv, dir.path);
     result.log = std::move(run.output);
     while (!result.log.empty() && result.log.back() == '\n') result.log.pop_back();
@@ -220,7 +304,6 @@ class HostCompiler final : public Compiler {
     return result;
   }
 
- private:
   static void write_file(const std::string& path, std::string_view content) {
     platform::make_directories(std::filesystem::path(path).parent_path().string());
     platform::write_file_atomic(path, content);
@@ -229,6 +312,7 @@ class HostCompiler final : public Compiler {
   std::string command_;
   std::string triple_;
   CompilerIdentity identity_;
+  mutable HostPchSet pch_;
 };
 
 std::string first_line(const std::string& text) {
