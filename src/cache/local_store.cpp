@@ -362,6 +362,14 @@ std::uint64_t LocalStore::clear() {
     ::unlink((file.path + ".cu").c_str());
   }
   remove_any(root_ + "/index");  // digests of programs that are gone
+  // The host compiler's precompiled headers kept for later processes (NOTE [ host
+  // precompiled headers ], src/compiler/host_pch.hpp): not entries, but kernc's files too.
+  if (DIR* dir = ::opendir((root_ + "/pch").c_str())) {
+    while (const dirent* item = ::readdir(dir)) {
+      if (std::string_view(item->d_name).rfind("pch-", 0) == 0) ::unlink((root_ + "/pch/" + item->d_name).c_str());
+    }
+    ::closedir(dir);
+  }
   std::lock_guard<std::mutex> guard(size_mutex_);
   size_estimate_ = 0;
   return removed;

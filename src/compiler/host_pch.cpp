@@ -52,7 +52,8 @@ std::string HostPchSet::header(const std::string& key, const std::string& direct
   try {
     platform::make_directories(directory);
     platform::write_file_atomic(header, kHostPrefix);
-    made = create(header, temporary) && trusted_file(temporary) && std::rename(temporary.c_str(), gch.c_str()) == 0;
+    made = create(header, temporary) && ::chmod(temporary.c_str(), 0600) == 0 && trusted_file(temporary) &&
+           std::rename(temporary.c_str(), gch.c_str()) == 0;
   } catch (...) {
     made = false;
   }

@@ -151,6 +151,21 @@ expect_contains "$ERR" "--max-size"
 expect_entry_count 2
 
 # ---------------------------------------------------------------------------------------------
+TEST "cache clear removes the host compiler's precompiled headers too"
+write_small_spec small.json
+# The saxpy variant's layout classes are several programs of one header set: the second
+# compile makes the PCH (NOTE [ host precompiled headers ]).
+expect_exit 0 kernc precompile small.json --target cpu-x86-64 -j 1 -q
+CHECKS=$((CHECKS + 1))
+pchs=("$KERNC_CACHE_DIR"/pch/pch-host-*.hpp.gch)
+[[ -f ${pchs[0]} ]] || test_failed "no host PCH in $KERNC_CACHE_DIR/pch after a precompile"
+CHECKS=$((CHECKS + 1))
+[[ $(stat -c %a "${pchs[0]}") == 600 ]] || test_failed "the host PCH is mode $(stat -c %a "${pchs[0]}"), not 600"
+expect_exit 0 kernc cache clear
+CHECKS=$((CHECKS + 1))
+[[ -z $(ls -A "$KERNC_CACHE_DIR/pch") ]] || test_failed "cache clear left $(ls "$KERNC_CACHE_DIR/pch")"
+
+# ---------------------------------------------------------------------------------------------
 TEST "cache clear removes every entry"
 compile_two_kernels
 expect_exit 0 kernc cache clear

@@ -380,7 +380,7 @@ Subcommand setup_cache(CLI::App& app, const GlobalOptions& global) {
   prune->add_option("--max-size", options->max_size, "Size to prune to (default: KERNC_CACHE_MAX_SIZE)");
   add_format(prune);
   prune->footer(exit_codes_help({kExitIo}));
-  auto* clear = sub->add_subcommand("clear", "Remove every entry");
+  auto* clear = sub->add_subcommand("clear", "Remove every entry, and the host compiler's precompiled headers kept for later processes");
   add_format(clear);
   clear->footer(exit_codes_help({kExitIo}));
   auto* inspect = sub->add_subcommand("inspect", "Show one entry's metadata: kernel, variant, target, compiler, "
