@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -274,6 +275,13 @@ class WorkerCompiler final : public Compiler, public PchCompiler {
   }
   // Those of the workers are theirs: none is held in this process.
   size_t precompiled_headers() const override { return 0; }
+  // The workers' own counts, as each last reported it.
+  size_t precompiled_header_uses() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t uses = 0;
+    for (const auto& [pid, count] : pch_uses_) uses += count;
+    return uses;
+  }
 
  private:
   CompiledProgram compile_in_worker(const Program& program, const Target& target, const std::string* pch_directory) const {
@@ -298,6 +306,10 @@ class WorkerCompiler final : public Compiler, public PchCompiler {
     }
     release(worker);
     try {
+      if (reply->contains("pch_uses")) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pch_uses_[worker.pid] = reply->at("pch_uses").get<size_t>();
+      }
       if (reply->at("ok").get<bool>()) return compiled_from(*reply);
     } catch (const json::exception& error) {
       throw Error(ErrorCode::compiler_api,
@@ -406,6 +418,7 @@ class WorkerCompiler final : public Compiler, public PchCompiler {
   mutable std::condition_variable cv_;
   mutable std::vector<Worker> idle_;  // under mutex_
   mutable unsigned started_ = 0;      // workers alive, idle or busy; under mutex_
+  mutable std::map<pid_t, size_t> pch_uses_;  // each worker's last reported count; under mutex_
 };
 
 }  // namespace
@@ -444,8 +457,10 @@ int serve_compile_requests(int fd) {
         const Target target = Target::parse(compile.at("target").get<std::string>());
         const auto* pch = dynamic_cast<const compiler::PchCompiler*>(compiler.get());
         if (pch && request->contains("pch_directory")) {
-          send_frame(fd, compiler::compiled_json(
-                             pch->compile_with_pch(program, target, request->at("pch_directory").get<std::string>())));
+          nlohmann::json reply =
+              compiler::compiled_json(pch->compile_with_pch(program, target, request->at("pch_directory").get<std::string>()));
+          reply["pch_uses"] = pch->precompiled_header_uses();  // the client's precompiled_header_uses()
+          send_frame(fd, reply);
         } else {
           send_frame(fd, compiler::compiled_json(compiler->compile(program, target)));
         }

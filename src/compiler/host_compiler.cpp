@@ -197,7 +197,9 @@ class HostCompiler final : public Compiler, public PchCompiler {
     });
     if (header.empty()) return compile_in(program, target, {});
     try {
-      return compile_in(program, target, header);
+      CompiledProgram result = compile_in(program, target, header);
+      pch_.count_use();
+      return result;
     } catch (const Error& error) {
       if (!error.compile_failure()) throw;
       CompiledProgram result = compile_in(program, target, {});  // the program's own error, if it is one
@@ -207,6 +209,7 @@ class HostCompiler final : public Compiler, public PchCompiler {
   }
 
   size_t precompiled_headers() const override { return pch_.ready(); }
+  size_t precompiled_header_uses() const override { return pch_.uses(); }
 
  private:
   // The files of a compile's include directory: the host headers, then the program's own

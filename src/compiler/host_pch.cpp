@@ -68,6 +68,16 @@ void HostPchSet::refuse(const std::string& key) {
   states_[key] = State::refused;
 }
 
+void HostPchSet::count_use() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++uses_;
+}
+
+std::size_t HostPchSet::uses() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return uses_;
+}
+
 std::size_t HostPchSet::ready() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::size_t count = 0;

@@ -51,11 +51,15 @@ class HostPchSet {
   void refuse(const std::string& key);
   /// How many keys have a PCH in use (for tests).
   std::size_t ready() const;
+  /// A compile given a PCH succeeded; how many did (for tests).
+  void count_use();
+  std::size_t uses() const;
 
  private:
   enum class State { seen, creating, ready, refused };
   mutable std::mutex mutex_;
   std::map<std::string, State> states_;
+  std::size_t uses_ = 0;
 };
 
 }  // namespace kernc::compiler

@@ -186,6 +186,7 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
   }
 
   size_t precompiled_headers() const override { return pch_.ready(); }
+  size_t precompiled_header_uses() const override { return pch_.uses(); }
 
  private:
   // NOTE [ minimal built-ins ]: `compile(true)` when the program asks for it and NVRTC has
@@ -243,6 +244,7 @@ class NvrtcCompiler final : public Compiler, public PchCompiler {
       if (!create) pch_.drop(plan);
       return compile_with_flags(program, target, flags, nullptr);
     }
+    if (!create) pch_.count_use();
     result.flags = std::move(flags);  // the PCH flags shape no code; entries do not show them
     return result;
   }

@@ -119,6 +119,16 @@ void PchSet::drop(const Plan& plan) {
   found->second.state = State::refused;
 }
 
+void PchSet::count_use() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++uses_;
+}
+
+size_t PchSet::uses() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return uses_;
+}
+
 size_t PchSet::ready() const {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t count = 0;

@@ -68,6 +68,9 @@ class PchSet {
   void drop(const Plan& plan);
   /// How many PCHs are ready (for tests).
   size_t ready() const;
+  /// A compile started from a ready PCH (NVRTC said it used it); how many did (for tests).
+  void count_use();
+  size_t uses() const;
 
   /// What the ready PCHs of one set may hold, in bytes (a PCH of CUB's block reduction
   /// is 178 MB); past it, new PCHs are not kept.
@@ -82,6 +85,7 @@ class PchSet {
   };
   mutable std::mutex mutex_;
   std::map<std::string, Slot> slots_;
+  std::size_t uses_ = 0;
   std::size_t bytes_ = 0;          // of the ready PCHs' files, kept under kMaxBytes
   std::size_t created_files_ = 0;  // makes each creation's file name unique in the process
 };

@@ -20,6 +20,9 @@ class PchCompiler {
                                            const std::string& directory) const = 0;
   /// How many precompiled headers it holds now, ready to be reused.
   virtual size_t precompiled_headers() const = 0;
+  /// How many of its compiles so far started from a precompiled header made before them
+  /// (not counting those that made one); a compile worker's count is its workers'.
+  virtual size_t precompiled_header_uses() const = 0;
 
  protected:
   ~PchCompiler() = default;

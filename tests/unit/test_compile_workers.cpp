@@ -23,6 +23,7 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
+#include "compiler/pch_compiler.hpp"
 #include "child_processes.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
@@ -97,6 +98,28 @@ TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds
   const CompiledProgram generated_in_worker = workers->compile(generated, target);
   CHECK(generated_in_worker.flags == nvrtc().compile(generated, target).flags);
   CHECK(std::count(generated_in_worker.flags.begin(), generated_in_worker.flags.end(), "-minimal") == 1);
+}
+
+TEST_CASE("compiler::compile_in_workers: a worker reuses the precompiled header its first compile made") {
+  // One worker, so both compiles run in the same process, where NVRTC's PCH lives (NOTE
+  // [ precompiled headers ]); the count is the worker's, reported with each reply.
+  auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), worker_command(), 1);
+  const auto& pch = dynamic_cast<const kernc::compiler::PchCompiler&>(*workers);
+  kernc::test::TempDir dir;
+  const Target target = Target::parse("sm_90");
+  kernc::ElementwiseKernel kernel("T x", "T y", "y = x * 3", "worker_pch");
+  kernc::CallTypes types;
+  types.inputs = {kernc::ArgType::array(kernc::DType::float32)};
+  const Program first = kernc::program(kernel, types, kernc::Layout::elementwise_classes().front());
+  types.inputs = {kernc::ArgType::array(kernc::DType::float64)};
+  const Program second = kernc::program(kernel, types, kernc::Layout::elementwise_classes().front());
+  const CompiledProgram made = pch.compile_with_pch(first, target, dir.path());
+  CHECK(pch.precompiled_header_uses() == 0);
+  const CompiledProgram used = pch.compile_with_pch(second, target, dir.path());
+  CHECK(pch.precompiled_header_uses() == 1);
+  CHECK(made.binary == nvrtc().compile(first, target).binary);
+  CHECK(used.binary == nvrtc().compile(second, target).binary);
+  CHECK(pch.precompiled_headers() == 0);  // held by the worker, not by this process
 }
 
 #ifdef KERNC_WITH_HIP

@@ -133,11 +133,13 @@ TEST_CASE("compiler::PchCompiler gives the bytes of a compile without PCH") {
     REQUIRE(!leading_includes(c.first.source).empty());
     // The first compile of a prefix creates its PCH (the reduction's is the elementwise
     // program's: the same includes and headers), the second of another program uses it.
+    const size_t uses = pch.precompiled_header_uses();
     const CompiledProgram created = pch.compile_with_pch(c.first, target, dir.path());
     const size_t pchs = pch.precompiled_headers();
     CHECK(pchs >= 1);
     const CompiledProgram used = pch.compile_with_pch(c.second, target, dir.path());
     CHECK(pch.precompiled_headers() == pchs);
+    CHECK(pch.precompiled_header_uses() >= uses + 1);  // NVRTC said the second started from it
     check_same(created, compiler->compile(c.first, target));
     check_same(used, compiler->compile(c.second, target));
     CHECK(files_in(dir.path()) == 0);  // unlinked once open: nothing of it stays in the directory

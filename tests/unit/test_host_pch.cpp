@@ -79,6 +79,7 @@ TEST_CASE("host PCH: made on a key's second compile, found by the next process, 
   CHECK(pch_files(dir.path(), ".hpp").size() == 1);
   CHECK(pch.precompiled_headers() == 1);
   const CompiledProgram c = pch.compile_with_pch(third, kTarget, dir.path());
+  CHECK(pch.precompiled_header_uses() == 2);  // the second (after making it) and the third
 
   CHECK(a.binary == compiler->compile(first, kTarget).binary);
   CHECK(b.binary == compiler->compile(second, kTarget).binary);
