@@ -107,6 +107,11 @@ struct Indexer {
   }
   KERNC_DEVICE void start(Index i, Index step) {
     set(i);
+    set_step(step);
+  }
+  // The step's digits alone: a loop that sets its multi-index at the top of each pass
+  // divides in one place (templates/elementwise.cu.in).
+  KERNC_DEVICE void set_step(Index step) {
 #pragma unroll
     for (int d = kRank - 1; d > 0; --d) {
       step_[d] = step % shape.dims[d];
@@ -135,6 +140,7 @@ struct Indexer<0, Index> {
   KERNC_DEVICE Index size() const { return shape.size; }
   KERNC_DEVICE void set(Index i) { index[0] = i; }
   KERNC_DEVICE void start(Index i, Index step) { index[0] = i; step_ = step; }
+  KERNC_DEVICE void set_step(Index step) { step_ = step; }
   KERNC_DEVICE void advance() { index[0] += step_; }
   KERNC_DEVICE const Index* get() const { return index; }
   Index step_;
@@ -172,6 +178,9 @@ struct Indexer<-1, Index> {
   }
   KERNC_DEVICE void start(Index i, Index step) {
     set(i);
+    set_step(step);
+  }
+  KERNC_DEVICE void set_step(Index step) {
     KERNC_RANK_LOOP  // NOTE [ rolled loops over a run-time rank ]
     for (int d = shape.rank - 1; d > 0; --d) {
       step_[d] = step % shape.dims[d];

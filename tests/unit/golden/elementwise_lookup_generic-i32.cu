@@ -6,8 +6,10 @@
 // src/dsl/elementwise_plan.cpp), and loads all their inputs before using the first, to
 // keep loads in flight; the multi-index steps without dividing (NOTE [ stepping the
 // multi-index ], kernc/array.cuh), in the loops' increments so that a `continue` in the
-// operation cannot skip it. A step past the grid's one pass (very large loops) sets the
-// multi-index again, dividing once.
+// operation cannot skip it. Each pass of the grid (one, but for very large loops) sets the
+// multi-index at its top, dividing once, in the only place that divides the index: a
+// second place (before the loop and in its increment) cost an i64 program 12-18% of its
+// compile for nothing (tools/bench/NOTES.md, "compile-v3" and "compile-v6").
 #include "kernc/prelude.cuh"
 #include "kernc/float16.cuh"
 #include "kernc/array.cuh"
@@ -17,7 +19,7 @@ typedef double U;
 #line 1 "lookup preamble"
 template <typename V>
 __device__ V twice(V v) { return v + v; }
-#line 21 "lookup.cu"
+#line 23 "lookup.cu"
 
 extern "C" __global__ void lookup(kernc::ArrayView<T, -1, int> _raw_x, kernc::ArrayView<T, -1, int> table, double scale, kernc::ArrayView<int, -1, int> counts, kernc::ArrayView<U, -1, int> _raw_y, kernc::ArrayView<float, -1, int> _raw_w, kernc::Shape<-1, int> _loop) {
   typedef int _index_t;
@@ -25,13 +27,13 @@ extern "C" __global__ void lookup(kernc::ArrayView<T, -1, int> _raw_x, kernc::Ar
   kernc::Indexer<-1, _index_t> _ind(_loop);
   const _index_t _spacing = static_cast<_index_t>(blockDim.x);
   const _index_t _first = static_cast<_index_t>(blockIdx.x) * blockDim.x * _kUnroll + threadIdx.x;
-  _ind.start(_first, _spacing);
+  _ind.set_step(_spacing);
 #line 1 "lookup loop_prep"
 int visited = 0;
 const long long n = table.size();;
-#line 33 "lookup.cu"
-  for (_index_t _base = _first; _base < _ind.size();
-       _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kUnroll, _ind.set(_base)) {
+#line 35 "lookup.cu"
+  for (_index_t _base = _first; _base < _ind.size(); _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kUnroll) {
+    _ind.set(_base);  // the one place that divides the index (a copy costs ptxas a 64-bit division per axis)
     const kernc::Indexer<-1, _index_t> _ind_first = _ind;
     T _v_x[_kUnroll];
 #pragma unroll
@@ -52,11 +54,11 @@ const long long n = table.size();;
 y = U(twice(x) + table[i % n] * scale);
 w = float(y);
 visited += 1;
-#line 56 "lookup.cu"
+#line 58 "lookup.cu"
       }
     }
   }
 #line 1 "lookup after_loop"
 if (visited < 0) counts[0] = visited;;
-#line 62 "lookup.cu"
+#line 64 "lookup.cu"
 }

@@ -6,8 +6,10 @@
 // src/dsl/elementwise_plan.cpp), and loads all their inputs before using the first, to
 // keep loads in flight; the multi-index steps without dividing (NOTE [ stepping the
 // multi-index ], kernc/array.cuh), in the loops' increments so that a `continue` in the
-// operation cannot skip it. A step past the grid's one pass (very large loops) sets the
-// multi-index again, dividing once.
+// operation cannot skip it. Each pass of the grid (one, but for very large loops) sets the
+// multi-index at its top, dividing once, in the only place that divides the index: a
+// second place (before the loop and in its increment) cost an i64 program 12-18% of its
+// compile for nothing (tools/bench/NOTES.md, "compile-v3" and "compile-v6").
 #include "kernc/prelude.cuh"
 #include "kernc/array.cuh"
 
@@ -19,9 +21,9 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 2, long long> _raw_x, 
   kernc::Indexer<2, _index_t> _ind(_loop);
   const _index_t _spacing = static_cast<_index_t>(blockDim.x);
   const _index_t _first = static_cast<_index_t>(blockIdx.x) * blockDim.x * _kUnroll + threadIdx.x;
-  _ind.start(_first, _spacing);
-  for (_index_t _base = _first; _base < _ind.size();
-       _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kUnroll, _ind.set(_base)) {
+  _ind.set_step(_spacing);
+  for (_index_t _base = _first; _base < _ind.size(); _base += static_cast<_index_t>(blockDim.x) * gridDim.x * _kUnroll) {
+    _ind.set(_base);  // the one place that divides the index (a copy costs ptxas a 64-bit division per axis)
     const kernc::Indexer<2, _index_t> _ind_first = _ind;
     T _v_x[_kUnroll];
     T _v_y[_kUnroll];
@@ -42,7 +44,7 @@ extern "C" __global__ void saxpy(T a, kernc::ArrayView<T, 2, long long> _raw_x, 
         T& z __attribute__((unused)) = _raw_z[_ind.get()];
 #line 1 "saxpy operation"
 z = a * x + y;
-#line 46 "saxpy.cu"
+#line 48 "saxpy.cu"
       }
     }
   }
