@@ -1,6 +1,5 @@
 #include "kernc/cache.hpp"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -203,18 +202,7 @@ struct Cache::Impl {
         detail::logger().debug("no precompiled headers: {} is not a private directory of this user", directory);
         return;
       }
-      const std::time_t now = std::time(nullptr);
-      if (DIR* dir = ::opendir(directory.c_str())) {
-        while (dirent* item = ::readdir(dir)) {
-          const std::string path = directory + "/" + item->d_name;
-          struct stat file {};
-          if (std::string(item->d_name).rfind("pch-", 0) == 0 && ::lstat(path.c_str(), &file) == 0 &&
-              now - file.st_mtime > 3600) {
-            ::unlink(path.c_str());
-          }
-        }
-        ::closedir(dir);
-      }
+      store->remove_precompiled_headers(3600);  // unused for an hour: a crash's leftovers, stale host PCHs
       pch_directory = directory;
     });
     return pch_directory;

@@ -362,17 +362,28 @@ std::uint64_t LocalStore::clear() {
     ::unlink((file.path + ".cu").c_str());
   }
   remove_any(root_ + "/index");  // digests of programs that are gone
-  // The host compiler's precompiled headers kept for later processes (NOTE [ host
-  // precompiled headers ], src/compiler/host_pch.hpp): not entries, but kernc's files too.
-  if (DIR* dir = ::opendir((root_ + "/pch").c_str())) {
-    while (const dirent* item = ::readdir(dir)) {
-      if (std::string_view(item->d_name).rfind("pch-", 0) == 0) ::unlink((root_ + "/pch/" + item->d_name).c_str());
-    }
-    ::closedir(dir);
-  }
+  // The host compiler's precompiled headers kept for later processes: not entries, but
+  // kernc's files too.
+  remove_precompiled_headers(0);
   std::lock_guard<std::mutex> guard(size_mutex_);
   size_estimate_ = 0;
   return removed;
+}
+
+void LocalStore::remove_precompiled_headers(std::time_t max_age) {
+  const std::string directory = root_ + "/pch";
+  DIR* dir = ::opendir(directory.c_str());
+  if (!dir) return;
+  const std::time_t now = std::time(nullptr);
+  while (const dirent* item = ::readdir(dir)) {
+    const std::string path = directory + "/" + item->d_name;
+    struct stat file {};
+    if (std::string_view(item->d_name).rfind("pch-", 0) == 0 && ::lstat(path.c_str(), &file) == 0 &&
+        (max_age == 0 || now - file.st_mtime > max_age)) {
+      ::unlink(path.c_str());
+    }
+  }
+  ::closedir(dir);
 }
 
 std::string LocalStore::resolve(const std::string& text) const {

@@ -70,8 +70,12 @@ class LocalStore final : public Store {
   /// Removes least recently used entries until at most `max_size` bytes remain, and
   /// temp files abandoned more than an hour ago. Waits for the cleanup lock.
   PruneReport prune(std::uint64_t max_size);
-  /// Removes every entry, and the variant index; returns how many entries.
+  /// Removes every entry, the variant index and the precompiled headers; returns how many entries.
   std::uint64_t clear();
+  /// Removes the files compilers keep in <root>/pch (named pch-*; NOTE [ host precompiled
+  /// headers ], src/compiler/host_pch.hpp) last modified more than `max_age` seconds ago,
+  /// or all of them when `max_age` is 0.
+  void remove_precompiled_headers(std::time_t max_age);
   /// The variant index (NOTE [ variant index ]) of a writable store whose build of kernc
   /// has a build ID; nullptr otherwise.
   const VariantIndex* variant_index() const noexcept {

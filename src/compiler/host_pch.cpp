@@ -39,11 +39,8 @@ std::string HostPchSet::header(const std::string& key, const std::string& direct
       touch(gch);
       return header;
     }
-    if (first || slot->second == State::ready) {  // first compile, or gone since (a cleanup): none now
-      slot->second = State::seen;
-      if (first) return {};
-    }
-    slot->second = State::creating;
+    if (first) return {};  // a key's first compile makes none
+    slot->second = State::creating;  // its second, or a PCH gone since (a cleanup): made now
   }
   // Made outside the lock: other compiles of the key go on without it meanwhile.
   static std::atomic<unsigned> serial{0};
