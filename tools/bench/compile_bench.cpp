@@ -20,8 +20,14 @@
 //   cli      `KERNCCLI --no-cache compile` of the same source (with --kernc KERNCCLI).
 // Wall time from fork to exit, and the child's CPU time (wait4).
 //
+// With --parallel-floor "1 16" it then compiles the same programs again in 1, then 16, ...
+// forked processes sharing one queue, the longest first (tools/bench/parallel_floor.hpp):
+// how these compiles scale on this machine with nothing of kernc's in between, the floor
+// for `kernc precompile -j N` (tools/bench/precompile-scaling --floor). Best of --repeat.
+//
 // Usage: kernc_compile_bench [--spec FILE] [--target sm_90] [--repeat R] [--driver-cache]
 //                            [--flag F]... [--no-phases] [--only TEXT] [--dump DIR]
+//                            [--parallel-floor "J..."]
 //        kernc_compile_bench --cold-start N [--kernc KERNCCLI] [--target sm_90]
 //   --repeat R   compile each program R times and report the median of each (default 1)
 //   --flag F     an extra NVRTC flag for every compile (e.g. -minimal), to try options
@@ -55,6 +61,7 @@
 #include "kernc/config.hpp"
 #include "kernc/spec_file.hpp"
 #include "median.hpp"
+#include "parallel_floor.hpp"
 
 using namespace kernc;
 
@@ -301,6 +308,34 @@ int cold_start(int children, const std::string& kernc_cli, const std::string& ta
   return 0;
 }
 
+// --parallel-floor: the table's programs again in forked processes, the longest first by
+// the times above; the best of `repeat` runs for each count of processes.
+void parallel_floor(const std::vector<Row>& rows, const std::string& jobs_list, int repeat, const Compiler& compiler,
+                    const Target& target) {
+  std::vector<const Row*> sorted;
+  for (const auto& row : rows) sorted.push_back(&row);
+  std::sort(sorted.begin(), sorted.end(), [](const Row* a, const Row* b) { return a->cpu_ms > b->cpu_ms; });
+  std::vector<const Program*> longest_first;
+  for (const Row* row : sorted) longest_first.push_back(row->program);
+  fmt::print("\nthe machine's floor for -j: the {} programs in forked processes sharing one queue, the longest first, "
+             "NVRTC loaded before the fork (best of {})\n",
+             longest_first.size(), repeat);
+  fmt::print("{:>4} {:>9} {:>9} {:>8} {:>6}\n", "-j", "wall_s", "cpu_s", "speedup", "busy");
+  double base = 0;
+  std::istringstream words(jobs_list);
+  for (int jobs; words >> jobs;) {
+    bench::ParallelRun best;
+    for (int r = 0; r < repeat; ++r) {
+      const bench::ParallelRun run = bench::compile_in_forked_processes(longest_first, jobs, compiler, target);
+      if (r == 0 || run.wall_s < best.wall_s) best = run;
+    }
+    if (base == 0) base = best.wall_s;
+    fmt::print("{:>4} {:>9.2f} {:>9.2f} {:>7.2f}x {:>6.1f}\n", jobs, best.wall_s, best.cpu_s, base / best.wall_s,
+               best.cpu_s / best.wall_s);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -318,7 +353,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   bool driver_cache = false, phases = true;
   int cold_children = 0;
-  std::string kernc_cli, only, dump_dir;
+  std::string kernc_cli, only, dump_dir, floor_jobs;
   std::vector<std::string> extra_flags;
   for (int k = 1; k < argc; ++k) {
     const std::string arg = argv[k];
@@ -339,6 +374,7 @@ int main(int argc, char** argv) {
     else if (arg == "--kernc") kernc_cli = value();
     else if (arg == "--only") only = value();
     else if (arg == "--dump") dump_dir = value();
+    else if (arg == "--parallel-floor") floor_jobs = value();
     else {
       std::fprintf(stderr, "kernc_compile_bench: unknown argument %s (see the comment atop tools/bench/compile_bench.cpp)\n",
                    arg.c_str());
@@ -434,6 +470,7 @@ int main(int argc, char** argv) {
     for (const auto& [kind, group] : by_kind) summary("kind " + kind, group);
     for (const auto& [layout, group] : by_layout) summary("layout " + layout, group);
 
+    if (!floor_jobs.empty()) parallel_floor(compiled, floor_jobs, repeat, *compiler, target);
     if (phases) {
       std::vector<const Row*> sorted = all;
       std::sort(sorted.begin(), sorted.end(), [](const Row* a, const Row* b) { return a->cpu_ms < b->cpu_ms; });
