@@ -9,7 +9,7 @@ namespace kernc::codegen {
 
 namespace {
 
-constexpr std::string_view kBridge = "kernc/cucomplex_bridge.cuh";
+constexpr std::string_view kCucomplexBridge = "kernc/cucomplex_bridge.cuh";
 
 // Whether `line` is `#include <cuComplex.h>`, with any spaces around the '#' and the words.
 bool includes_cucomplex(std::string_view line) {
@@ -44,7 +44,7 @@ void bridge_cucomplex(Program& program) {
     out += '\n';
     if (includes_cucomplex(line)) {
       out += "#include \"";
-      out += kBridge;
+      out += kCucomplexBridge;
       out += "\"\n#line " + std::to_string(line_number + 1) + "\n";
       bridged = true;
     }
@@ -54,7 +54,7 @@ void bridge_cucomplex(Program& program) {
   if (!bridged) return;  // named in a comment or a string: nothing to bridge
   if (program.source.empty() || program.source.back() != '\n') out.pop_back();
   program.source = std::move(out);
-  program.options.headers[std::string(kBridge)] = std::string(template_file("cucomplex_bridge.cuh"));
+  program.options.headers[std::string(kCucomplexBridge)] = std::string(template_file("cucomplex_bridge.cuh"));
 }
 
 }  // namespace kernc::codegen

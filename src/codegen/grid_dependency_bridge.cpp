@@ -8,7 +8,7 @@
 namespace kernc::codegen {
 
 namespace {
-constexpr std::string_view kBridge = "kernc/grid_dependency_bridge.cuh";
+constexpr std::string_view kGridDependencyBridge = "kernc/grid_dependency_bridge.cuh";
 }  // namespace
 
 void bridge_grid_dependency(Program& program) {
@@ -16,8 +16,8 @@ void bridge_grid_dependency(Program& program) {
   const bool named = source.find("cudaGridDependencySynchronize") != std::string::npos ||
                      source.find("cudaTriggerProgrammaticLaunchCompletion") != std::string::npos;
   if (!named || source.find("cuda_device_runtime_api.h") != std::string::npos) return;
-  program.source = "#include \"" + std::string(kBridge) + "\"\n#line 1\n" + source;
-  program.options.headers[std::string(kBridge)] = std::string(template_file("grid_dependency_bridge.cuh"));
+  program.source = "#include \"" + std::string(kGridDependencyBridge) + "\"\n#line 1\n" + source;
+  program.options.headers[std::string(kGridDependencyBridge)] = std::string(template_file("grid_dependency_bridge.cuh"));
 }
 
 }  // namespace kernc::codegen

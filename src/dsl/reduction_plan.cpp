@@ -17,7 +17,7 @@ namespace kernc::dsl {
 
 namespace {
 
-constexpr std::int64_t kBlock = 256;  // templates/reduction.cu.in _kReduceBlock
+constexpr std::int64_t kReduceBlock = 256;  // templates/reduction.cu.in _kReduceBlock
 
 std::int64_t pow2_at_least(std::int64_t n) {
   std::int64_t p = 1;
@@ -342,9 +342,9 @@ void plan_reduction_geometry(const std::string& name, int multiprocessors, Reduc
   const std::int64_t target_blocks = static_cast<std::int64_t>(multiprocessors) * 24;
   // The margin covers the last step past the end: a thread's reduced index advances by
   // group * (_kUnroll slots of _kSlot elements: at most 2 of 16) * splits, at most
-  // kBlock * 32 * target_blocks, and the columns kernel's first output by kBlock * 16
+  // kReduceBlock * 32 * target_blocks, and the columns kernel's first output by kReduceBlock * 16
   // (columns) * blocks.
-  plan.layout.index64 = !fits_index32(plan.extent, std::max(kBlock * 32 * target_blocks, max_blocks * kBlock * 16));
+  plan.layout.index64 = !fits_index32(plan.extent, std::max(kReduceBlock * 32 * target_blocks, max_blocks * kReduceBlock * 16));
   const std::int64_t reduce_size = plan.reduce_size, out_size = plan.out_size;
   // NOTE [ reduction strategy ]
   // A group of threads per output reads that output's elements side by side: coalesced
@@ -356,7 +356,7 @@ void plan_reduction_geometry(const std::string& name, int multiprocessors, Reduc
   // second pass) so that every multiprocessor has work.
   // Otherwise a group per output, sized so that each thread has about 4 elements (rows of
   // 32: groups of 8, 4 rows a warp; long rows: 256 threads a row).
-  plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kBlock));
+  plan.group = outputs_adjacent(plan) ? 1 : pow2_at_least(std::clamp<std::int64_t>((reduce_size + 3) / 4, 1, kReduceBlock));
   // NOTE [ reduction slots ]
   // In the contiguous layout (full and inner-axis reductions) a lane takes slots of 16
   // bytes of the widest input, two a step (templates/reduction.cu.in), loaded as vectors
@@ -380,10 +380,10 @@ void plan_reduction_geometry(const std::string& name, int multiprocessors, Reduc
     const std::int64_t chunk = (slots + splits - 1) / splits;
     return (slots + chunk - 1) / chunk;  // no empty split
   };
-  const std::int64_t per_block = kBlock / plan.group;
+  const std::int64_t per_block = kReduceBlock / plan.group;
   const std::int64_t out_blocks = (out_size + per_block - 1) / per_block;
   plan.columns = plan.group == 1 ? column_count(plan) : 1;
-  const std::int64_t column_blocks = (out_size + kBlock * plan.columns - 1) / (kBlock * plan.columns);
+  const std::int64_t column_blocks = (out_size + kReduceBlock * plan.columns - 1) / (kReduceBlock * plan.columns);
   // Both kernels take the same splits (each output folds the same elements in the same
   // order either way, so results do not depend on which kernel ran). With a columns kernel,
   // the one that runs whenever the inputs are aligned, they are sized for about 2 of its
@@ -396,13 +396,13 @@ void plan_reduction_geometry(const std::string& name, int multiprocessors, Reduc
   // too few bytes in flight for an H200: 0.83x against float32's 0.96x (NOTES v22).
   plan.splits = plan.columns > 1 ? splits_for(column_blocks, static_cast<std::int64_t>(multiprocessors) * 2)
                                  : splits_for(out_blocks, target_blocks);
-  plan.block = static_cast<unsigned>(kBlock);
+  plan.block = static_cast<unsigned>(kReduceBlock);
   plan.grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(out_blocks, max_blocks)));
   if (plan.columns > 1) plan.columns_grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(column_blocks, max_blocks)));
   // The second pass folds each output's splits with a group of threads per output.
   if (plan.splits > 1) {
-    plan.finish_group = pow2_at_least(std::min<std::int64_t>(plan.splits, kBlock));
-    const std::int64_t finish_blocks = (out_size + (kBlock / plan.finish_group) - 1) / (kBlock / plan.finish_group);
+    plan.finish_group = pow2_at_least(std::min<std::int64_t>(plan.splits, kReduceBlock));
+    const std::int64_t finish_blocks = (out_size + (kReduceBlock / plan.finish_group) - 1) / (kReduceBlock / plan.finish_group);
     plan.finish_grid = static_cast<unsigned>(std::min(finish_blocks, max_blocks));
   }
 }

@@ -9,7 +9,7 @@
 namespace kernc::dsl {
 
 namespace {
-Error bad(std::string message) { return Error(ErrorCode::invalid_argument, std::move(message)); }
+Error type_error(std::string message) { return Error(ErrorCode::invalid_argument, std::move(message)); }
 
 // Binds `param`'s placeholder to `dtype`, or checks it agrees with an earlier binding.
 void bind(std::map<std::string, DType>& bound, std::map<std::string, std::string>& bound_by, const Param& param,
@@ -18,7 +18,7 @@ void bind(std::map<std::string, DType>& bound, std::map<std::string, std::string
   if (inserted) {
     bound_by[param.placeholder] = param.name;
   } else if (it->second != dtype) {
-    throw bad(fmt::format("{}: type placeholder {} is {} (from {}) but {} is an array of {}", kernel_name,
+    throw type_error(fmt::format("{}: type placeholder {} is {} (from {}) but {} is an array of {}", kernel_name,
                           param.placeholder, to_string(it->second), bound_by[param.placeholder], param.name,
                           to_string(dtype)));
   }
@@ -37,10 +37,10 @@ CallTypes resolved_call_types(const CallTypes& types, const ResolvedTypes& resol
 
 ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, std::string_view kernel_name) {
   if (types.inputs.size() != signature.in.size()) {
-    throw bad(fmt::format("{} takes {} input(s), got {}", kernel_name, signature.in.size(), types.inputs.size()));
+    throw type_error(fmt::format("{} takes {} input(s), got {}", kernel_name, signature.in.size(), types.inputs.size()));
   }
   if (!types.outputs.empty() && types.outputs.size() != signature.out.size()) {
-    throw bad(fmt::format("{} has {} output(s); pass all of them or none, got {}", kernel_name, signature.out.size(),
+    throw type_error(fmt::format("{} has {} output(s); pass all of them or none, got {}", kernel_name, signature.out.size(),
                           types.outputs.size()));
   }
   std::map<std::string, DType> bound;
@@ -48,7 +48,7 @@ ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, 
   auto placeholders = signature.placeholders();
   for (const auto& [letter, dtype] : types.bindings) {
     if (std::find(placeholders.begin(), placeholders.end(), letter) == placeholders.end()) {
-      throw bad(fmt::format("{}: cannot bind {}: the kernel has no type placeholder {}", kernel_name, letter, letter));
+      throw type_error(fmt::format("{}: cannot bind {}: the kernel has no type placeholder {}", kernel_name, letter, letter));
     }
     bound[letter] = dtype;
     bound_by[letter] = "an explicit binding";
@@ -59,7 +59,7 @@ ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, 
     if (!types.outputs[k]) continue;
     DType dtype = *types.outputs[k];
     if (param.dtype && *param.dtype != dtype) {
-      throw bad(fmt::format("{}: output {} is {} but an array of {} was passed", kernel_name, param.name,
+      throw type_error(fmt::format("{}: output {} is {} but an array of {} was passed", kernel_name, param.name,
                             to_string(*param.dtype), to_string(dtype)));
     }
     if (!param.placeholder.empty()) bind(bound, bound_by, param, dtype, kernel_name);
@@ -69,12 +69,12 @@ ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, 
     const ArgType& arg = types.inputs[k];
     if (arg.scalar) {
       if (param.raw) {
-        throw bad(fmt::format("{}: {} is a raw parameter and needs an array, not a scalar", kernel_name, param.name));
+        throw type_error(fmt::format("{}: {} is a raw parameter and needs an array, not a scalar", kernel_name, param.name));
       }
       continue;  // scalars are converted, never bind
     }
     if (param.dtype && *param.dtype != arg.dtype) {
-      throw bad(fmt::format("{}: input {} is {} but an array of {} was passed (kernc does not convert arrays; "
+      throw type_error(fmt::format("{}: input {} is {} but an array of {} was passed (kernc does not convert arrays; "
                             "cast it first)",
                             kernel_name, param.name, to_string(*param.dtype), to_string(arg.dtype)));
     }
@@ -90,7 +90,7 @@ ResolvedTypes resolve_types(const Signature& signature, const CallTypes& types, 
     for (const auto& p : signature.in) {
       if (p.placeholder == param.placeholder) scalars += (scalars.empty() ? "" : ", ") + p.name;
     }
-    throw bad(fmt::format("{}: the type placeholder {} cannot be decided: no array argument has it{}. Pass an "
+    throw type_error(fmt::format("{}: the type placeholder {} cannot be decided: no array argument has it{}. Pass an "
                           "output array, or bind {} explicitly (e.g. {}=float32)",
                           kernel_name, param.placeholder,
                           scalars.empty() ? "" : fmt::format(" ({} received only scalars, which never bind a type)",

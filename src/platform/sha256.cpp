@@ -128,7 +128,11 @@ bool own_sha256() {
 #endif
 }
 
+}  // namespace
+
 // FIPS 180-4 SHA-256 over the compression function above: buffering, padding, length.
+// Outside the anonymous namespace: Sha256::Impl holds one (GCC's -Wsubobject-linkage where
+// this file is compiled inside a unity batch).
 class OwnSha256 {
  public:
   void update(const unsigned char* data, std::size_t size) {
@@ -181,8 +185,6 @@ class OwnSha256 {
   std::size_t buffered_ = 0;
   std::uint64_t total_ = 0;
 };
-
-}  // namespace
 
 bool sha256_uses_cpu_instructions() { return own_sha256(); }
 void set_sha256_openssl_only(bool only) { openssl_only.store(only, std::memory_order_relaxed); }

@@ -18,9 +18,11 @@
 
 namespace kernc::detail {
 
-namespace {
-
+// Outside the anonymous namespace: HostWorker::Fiber holds one (GCC's -Wsubobject-linkage
+// where this file is compiled inside a unity batch).
 enum class FiberState : unsigned char { runnable, at_block_barrier, at_warp_barrier, at_grid_barrier, finished };
+
+namespace {
 
 constexpr unsigned kWarpSize = 32;
 

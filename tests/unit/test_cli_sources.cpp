@@ -13,9 +13,11 @@
 #include "kernc/error.hpp"
 #include "run_sources.hpp"
 #include "run_views.hpp"
+#include "temp_dir.hpp"
 
 using kernc::cli::load_source;
 using kernc::cli::SourceValue;
+using kernc::test::contains;
 
 namespace {
 
@@ -37,8 +39,6 @@ std::string source_error(const std::string& text) {
   FAIL("load_source accepted " << text);
   return {};
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 using Shape = std::vector<std::int64_t>;
 
