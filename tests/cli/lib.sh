@@ -254,6 +254,23 @@ expect_entry_count() {
   [[ $count -eq $1 ]] || test_failed "expected $1 entry file(s) under $KERNC_CACHE_DIR/entries, found $count"
 }
 
+# keep_cache NAME: keeps a copy of this test's cache directory for later tests of the suite.
+# seed_cache NAME [DIR]: DIR (default $KERNC_CACHE_DIR) starts as a copy of the one kept as
+# NAME. For tests that need a cache holding examples/kernels.json but do not test compiling
+# it: an earlier test compiled those entries and checked that it did (106 real compiles
+# cost a suite 15-20 s of CPU each time).
+keep_cache() {
+  rm -rf "$SUITE_DIR/kept-$1"
+  cp -a "$KERNC_CACHE_DIR" "$SUITE_DIR/kept-$1"
+}
+seed_cache() {
+  local dir=${2:-$KERNC_CACHE_DIR}
+  [[ -d $SUITE_DIR/kept-$1 ]] || test_failed "no cache kept as $1 (keep_cache $1 in an earlier test)"
+  rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  cp -a "$SUITE_DIR/kept-$1" "$dir"
+}
+
 # Sets ENTRY to the path of the only entry file (fails unless there is exactly one).
 find_only_entry() {
   expect_entry_count 1

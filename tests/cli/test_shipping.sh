@@ -60,12 +60,15 @@ expect_json "$OUT" 'd["nvrtc"]["cache_tag"]' "$tag"
 expect_entry_count "$VARIANTS"
 # Every entry name ends in that tag: the compiler part of the key.
 [[ $(entry_files | grep -c -- "-$tag\$") -eq $VARIANTS ]] || test_failed "entries not named by the compiler tag $tag"
+keep_cache whole-spec-sm_90
 
 # ---------------------------------------------------------------------------------------------
 TEST "a read-only tier serves lookups and is never written, pruned or touched"
 write_sample_kernel k.cu
+seed_cache whole-spec-sm_90 "$PWD/image"
 KERNC_CACHE_DIR=$PWD/image expect_exit 0 kernc compile k.cu --target sm_90 -n 'scale<float>'
 KERNC_CACHE_DIR=$PWD/image expect_exit 0 kernc precompile "$SPEC" --target sm_90 -q
+expect_contains "$OUT" "0 compiled, $VARIANTS cache hit(s), 0 failed"
 chmod -R go-w image
 before=$(snapshot image)
 export KERNC_CACHE_PATH=$PWD/image
