@@ -67,7 +67,7 @@ std::vector<Device> all_gpus(std::string& why) {
     return;                                                                                  \
   }
 
-CallOptions on(const Device& gpu) {
+CallOptions on_gpu(const Device& gpu) {
   CallOptions options;
   options.device = gpu.ordinal();
   return options;
@@ -90,7 +90,7 @@ const RawKernel& raw_scale() {
   return kernel;
 }
 
-LaunchConfig config_for(std::int64_t n, StreamRef stream = {}) {
+LaunchConfig multi_config_for(std::int64_t n, StreamRef stream = {}) {
   LaunchConfig config;
   config.block[0] = 256;
   config.grid[0] = static_cast<unsigned>((n + 255) / 256);
@@ -131,12 +131,12 @@ TEST_CASE("multi-GPU: every kernel kind on every GPU matches the host reference"
       auto dx = DeviceArray::from_host(gpu, DType::float32, {n}, x.data());
       auto dy = DeviceArray::from_host(gpu, DType::float32, {n}, y.data());
       CHECK(dx.ref().device == gpu.id());
-      auto z = saxpy()({a, dx, dy}, {}, on(gpu)).front();
+      auto z = saxpy()({a, dx, dy}, {}, on_gpu(gpu)).front();
       CHECK(z.device().ordinal() == gpu.ordinal());
       expect_close(as_doubles(z.to_host_vector<float>()), saxpy_reference(a, x, y), 0.0, "saxpy");
 
       auto w = DeviceArray::empty(gpu, DType::float32, {n});
-      raw_scale()(config_for(n), {a, dx, w, static_cast<long long>(n)}, on(gpu));
+      raw_scale()(multi_config_for(n), {a, dx, w, static_cast<long long>(n)}, on_gpu(gpu));
       std::vector<double> scaled(x.size());
       for (std::size_t k = 0; k < x.size(); ++k) scaled[k] = static_cast<double>(a * x[k]);
       expect_close(as_doubles(w.to_host_vector<float>()), scaled, 0.0, "raw scale");
@@ -144,7 +144,7 @@ TEST_CASE("multi-GPU: every kernel kind on every GPU matches the host reference"
     const std::int64_t rows = 37, cols = 20'011;
     const auto m = random.uniform<float>(rows * cols);
     auto dm = DeviceArray::from_host(gpu, DType::float32, {rows, cols}, m.data());
-    auto s = sum()({dm}, std::vector<int>{1}, false, {}, on(gpu)).front();
+    auto s = sum()({dm}, std::vector<int>{1}, false, {}, on_gpu(gpu)).front();
     std::vector<double> want, scale;
     row_sums(m, rows, cols, want, scale);
     expect_close(as_doubles(s.to_host_vector<float>()), want, 1e-5, "row sums", scale);
@@ -178,18 +178,18 @@ TEST_CASE("multi-GPU: one host thread per GPU, 400 calls each, through operator(
         auto dw = DeviceArray::empty(gpu, DType::float32, {n});
         auto dm = DeviceArray::from_host(gpu, DType::float32, {rows, cols}, mine.m.data());
         auto ds = DeviceArray::empty(gpu, DType::float32, {rows});
-        CallOptions options = on(gpu);
+        CallOptions options = on_gpu(gpu);
         options.multiprocessors = gpu.multiprocessors();
         const Call kept_saxpy = saxpy().plan({1.0f, dx, dy}, {dz}, options);
         CallOptions by_row = options;
         by_row.axes = std::vector<int>{1};
         const Call kept_sum = sum().plan({dm}, {ds}, by_row);
-        const Call kept_raw = raw_scale().plan(config_for(n), {1.0f, dx, dw, static_cast<long long>(n)}, options);
+        const Call kept_raw = raw_scale().plan(multi_config_for(n), {1.0f, dx, dw, static_cast<long long>(n)}, options);
         // 400 calls: a = 1 + k / 400 through alternate paths; the last call's a is 1.9975.
         for (int k = 0; k < 400; ++k) {
           const float a = 1.0f + static_cast<float>(k) / 400.0f;
           switch (k % 4) {
-            case 0: saxpy()({a, dx, dy}, {dz}, on(gpu)); break;
+            case 0: saxpy()({a, dx, dy}, {dz}, on_gpu(gpu)); break;
             case 1: kept_saxpy.launch_into({a, dx, dy}, {dz}); break;
             case 2: kept_raw.launch_into({a, dx, dw, static_cast<long long>(n)}, {}); break;
             default: kept_sum.launch_into({dm}, {ds}); break;
@@ -229,7 +229,7 @@ TEST_CASE("multi-GPU: a graph captured on GPU 1 replays there with each replay's
   auto y = DeviceArray::empty(gpu, DType::float32, {n});
   auto z = DeviceArray::empty(gpu, DType::float32, {n});
   auto s = DeviceArray::empty(gpu, DType::float32, {});  // the sum of every element: 0-d
-  CallOptions options = on(gpu);
+  CallOptions options = on_gpu(gpu);
   options.multiprocessors = gpu.multiprocessors();
   const Call plan = saxpy().plan({3.0f, x, y}, {z}, options);
   const Call total = sum().plan({z}, {s}, options);
@@ -278,18 +278,18 @@ TEST_CASE("multi-GPU: a call given another GPU's arrays is refused before launch
   CHECK_FALSE(raw_x0.device.known());
   CHECK(gpu1.locate(x0.ref().data) == gpu0.id());
   try {
-    saxpy()({2.0f, x0, y1}, {z1}, on(gpu1));
+    saxpy()({2.0f, x0, y1}, {z1}, on_gpu(gpu1));
     FAIL("a call on GPU 1 took GPU 0's array");
   } catch (const Error& error) {
     MESSAGE("the cross-device call says: " << std::string(error.what()));
     CHECK(error.code() == ErrorCode::invalid_argument);
     CHECK(contains(error.what(), expected));
   }
-  KERNC_CHECK_ERROR(ErrorCode::invalid_argument, expected, saxpy()({2.0f, raw_x0, y1}, {z1}, on(gpu1)));
-  KERNC_CHECK_ERROR(ErrorCode::invalid_argument, expected, sum()({x0}, std::nullopt, false, {}, on(gpu1)));
+  KERNC_CHECK_ERROR(ErrorCode::invalid_argument, expected, saxpy()({2.0f, raw_x0, y1}, {z1}, on_gpu(gpu1)));
+  KERNC_CHECK_ERROR(ErrorCode::invalid_argument, expected, sum()({x0}, std::nullopt, false, {}, on_gpu(gpu1)));
   KERNC_CHECK_ERROR(ErrorCode::invalid_argument, expected,
-                    raw_scale()(config_for(n), {2.0f, x0, z1, static_cast<long long>(n)}, on(gpu1)));
-  CallOptions options = on(gpu1);
+                    raw_scale()(multi_config_for(n), {2.0f, x0, z1, static_cast<long long>(n)}, on_gpu(gpu1)));
+  CallOptions options = on_gpu(gpu1);
   options.multiprocessors = gpu1.multiprocessors();
   const Call kept = saxpy().plan({2.0f, y1, y1}, {z1}, options);
   KERNC_CHECK_ERROR(ErrorCode::invalid_argument, expected, kept.launch_into({2.0f, raw_x0, y1}, {z1}));
@@ -310,9 +310,9 @@ TEST_CASE("multi-GPU: a call given another GPU's arrays is refused before launch
   gpu1.enable_peer_access(gpu0);
   gpu1.enable_peer_access(gpu0);  // idempotent
   CHECK(gpu1.peer_access_enabled(gpu0.id()));
-  saxpy()({2.0f, x0, y1}, {z1}, on(gpu1));
+  saxpy()({2.0f, x0, y1}, {z1}, on_gpu(gpu1));
   expect_close(as_doubles(z1.to_host_vector<float>()), saxpy_reference(2.0f, x, y), 0.0, "GPU 1 reading GPU 0");
-  auto s1 = sum()({x0}, std::nullopt, false, {}, on(gpu1)).front();
+  auto s1 = sum()({x0}, std::nullopt, false, {}, on_gpu(gpu1)).front();
   double want = 0, scale = 0;
   for (float v : x) {
     want += v;
@@ -324,7 +324,7 @@ TEST_CASE("multi-GPU: a call given another GPU's arrays is refused before launch
   // One direction only: GPU 0 still refuses GPU 1's arrays unless enabled there too.
   if (!gpu0.peer_access_enabled(gpu1.id())) {
     KERNC_CHECK_ERROR(ErrorCode::invalid_argument, "lives on cuda:1 but the call runs on cuda:0",
-                      saxpy()({2.0f, y1, x0}, {}, on(gpu0)));
+                      saxpy()({2.0f, y1, x0}, {}, on_gpu(gpu0)));
   }
 }
 
@@ -338,7 +338,7 @@ TEST_CASE("multi-GPU: a kernel fault on GPU 1 is reported there; GPU 0 runs or n
   KERNC_MULTI_GPU(gpus);
   KERNC_GPU_RANDOM(random, "multi-GPU fault");
   const Device &gpu0 = gpus[0], &gpu1 = gpus[1];
-  const RawKernel fault("extern \"C\" __global__ void multi_null_write(float* x, unsigned long long address) {\n"
+  const RawKernel multi_fault("extern \"C\" __global__ void multi_null_write(float* x, unsigned long long address) {\n"
                         "  if (threadIdx.x == 0) reinterpret_cast<float*>(address)[blockIdx.x] = x[0];\n"
                         "}\n",
                         "multi_null_write");
@@ -350,7 +350,7 @@ TEST_CASE("multi-GPU: a kernel fault on GPU 1 is reported there; GPU 0 runs or n
   // Unmapped memory 1 TiB past GPU 1's own allocation: a fault of GPU 1's memory system.
   const std::uint64_t unmapped = d1.ref().data + (std::uint64_t{1} << 40);
   try {
-    fault(config, {d1, unmapped}, on(gpu1));
+    multi_fault(config, {d1, unmapped}, on_gpu(gpu1));
     gpu1.synchronize();
     FAIL("a kernel writing to unmapped memory completed");
   } catch (const Error& error) {
@@ -358,21 +358,21 @@ TEST_CASE("multi-GPU: a kernel fault on GPU 1 is reported there; GPU 0 runs or n
     CHECK(error.code() == ErrorCode::device_fault);
     CHECK(contains(first, "GPU 1"));
   }
-  KERNC_CHECK_ERROR(ErrorCode::device_fault, "GPU 1", saxpy()({1.0f, d1, d1}, {}, on(gpu1)));
+  KERNC_CHECK_ERROR(ErrorCode::device_fault, "GPU 1", saxpy()({1.0f, d1, d1}, {}, on_gpu(gpu1)));
   // GPU 0: every kind runs and gives the right answer, or the driver ended its context too.
   const std::int64_t n = 100'003;
   const auto x = random.uniform<float>(n), y = random.uniform<float>(n);
   try {
     auto x0 = DeviceArray::from_host(gpu0, DType::float32, {n}, x.data());
     auto y0 = DeviceArray::from_host(gpu0, DType::float32, {n}, y.data());
-    auto z0 = saxpy()({1.5f, x0, y0}, {}, on(gpu0)).front();
+    auto z0 = saxpy()({1.5f, x0, y0}, {}, on_gpu(gpu0)).front();
     expect_close(as_doubles(z0.to_host_vector<float>()), saxpy_reference(1.5f, x, y), 0.0, "saxpy on GPU 0");
     auto w0 = DeviceArray::empty(gpu0, DType::float32, {n});
-    raw_scale()(config_for(n), {2.0f, x0, w0, static_cast<long long>(n)}, on(gpu0));
+    raw_scale()(multi_config_for(n), {2.0f, x0, w0, static_cast<long long>(n)}, on_gpu(gpu0));
     std::vector<double> scaled(x.size());
     for (std::size_t k = 0; k < x.size(); ++k) scaled[k] = static_cast<double>(2.0f * x[k]);
     expect_close(as_doubles(w0.to_host_vector<float>()), scaled, 0.0, "raw scale on GPU 0");
-    auto s0 = sum()({x0}, std::nullopt, false, {}, on(gpu0)).front();
+    auto s0 = sum()({x0}, std::nullopt, false, {}, on_gpu(gpu0)).front();
     double want = 0, scale = 0;
     for (float v : x) {
       want += v;

@@ -295,7 +295,7 @@ extern "C" __global__ void gpu_cucomplex_float(const cuFloatComplex* a, const cu
 )";
 
 template <class T>
-std::vector<std::complex<T>> random_complex(Random& random, std::int64_t n) {
+std::vector<std::complex<T>> random_complex_values(Random& random, std::int64_t n) {
   const auto re = random.uniform<T>(n, -2.0, 2.0);
   const auto im = random.uniform<T>(n, -2.0, 2.0);
   std::vector<std::complex<T>> out(static_cast<std::size_t>(n));
@@ -347,8 +347,8 @@ TEST_CASE("RawModule code using <cuComplex.h> matches std::complex (CuPy's trans
     }();
 
     // complex128: cuDoubleComplex arrays are complex128 arrays; the scalar converts.
-    const auto a = random_complex<double>(random, n);
-    const auto b = random_complex<double>(random, n);
+    const auto a = random_complex_values<double>(random, n);
+    const auto b = random_complex_values<double>(random, n);
     const double s_re = random.uniform<double>(1)[0];
     const double s_im = random.uniform<double>(1)[0];
     const std::complex<double> s(s_re, s_im);
@@ -374,8 +374,8 @@ TEST_CASE("RawModule code using <cuComplex.h> matches std::complex (CuPy's trans
     expect_close(download<double>(mag), want_mag, 1e-14, "cuCabs(a)");
 
     // complex64, with a complex128 scalar converted to the declared cuComplex.
-    const auto af = random_complex<float>(random, n);
-    const auto bf = random_complex<float>(random, n);
+    const auto af = random_complex_values<float>(random, n);
+    const auto bf = random_complex_values<float>(random, n);
     const std::complex<float> sf(s);
     const auto daf = upload(DType::complex64, {n}, af);
     const auto dbf = upload(DType::complex64, {n}, bf);

@@ -63,7 +63,7 @@ std::string find_nvcc() {
   return {};
 }
 
-LaunchConfig config_for(std::int64_t n, unsigned block = 256) {
+LaunchConfig module_config_for(std::int64_t n, unsigned block = 256) {
   LaunchConfig config;
   config.block[0] = block;
   config.grid[0] = static_cast<unsigned>((n + block - 1) / block);
@@ -91,7 +91,7 @@ void check_affine(const RawModule& module, Random& random, const std::string& wh
     const float a = random.uniform<float>(1, -4.0, 4.0)[0];
     const auto dx = upload(DType::float32, {n}, x);
     auto y = poisoned(DType::float32, {n});
-    module.launch("affine", config_for(n), {y, dx, a, static_cast<int>(n)});
+    module.launch("affine", module_config_for(n), {y, dx, a, static_cast<int>(n)});
     dev.synchronize();
     std::vector<double> want(x.size()), scale(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -121,9 +121,9 @@ TEST_CASE("RawModule::from_file loads a cubin for the device's architecture, lau
   // No declaration: the driver's parameter sizes check what is passed.
   const auto x = upload(DType::float32, {4}, random.uniform<float>(4));
   KERNC_CHECK_ERROR(ErrorCode::invalid_argument, "takes 4 argument(s), 2 given",
-                    module.launch("affine", config_for(4), {x, x}));
+                    module.launch("affine", module_config_for(4), {x, x}));
   KERNC_CHECK_ERROR(ErrorCode::invalid_argument, "parameter 2 is 4 bytes but the float64 scalar given is 8",
-                    module.launch("affine", config_for(4), {x, x, 2.0, 4}));
+                    module.launch("affine", module_config_for(4), {x, x, 2.0, 4}));
   KERNC_CHECK_ERROR(ErrorCode::not_found, "", module.get_function("no_such_kernel"));
 }
 

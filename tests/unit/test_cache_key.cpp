@@ -55,7 +55,7 @@ std::string make_include_tree(const TempDir& dir, const std::string& name, const
   return dir / name;
 }
 
-std::string read_whole(const std::string& path) {
+std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -274,9 +274,9 @@ TEST_CASE("cache::compute_key is the same in another process and sees include fi
     kernc::test::ChildProcess child("helper::cache key of the fixed program",
                                     {{kKeyOutEnv, out}, {kIncludeDirEnv, include}}, dir / (name + ".log"));
     int status = child.wait();
-    INFO("child output: " << read_whole(dir / (name + ".log")));
+    INFO("child output: " << read_file_bytes(dir / (name + ".log")));
     CHECK(status == 0);
-    return read_whole(out);
+    return read_file_bytes(out);
   };
   std::string first = key_in_child("first");
   CHECK(first == here);

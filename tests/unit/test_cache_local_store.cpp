@@ -42,7 +42,7 @@ struct StringMaker<std::set<std::string>> {
 
 namespace {
 
-constexpr int kOtherUid = 65534;  // "nobody"
+constexpr int kNobodyUid = 65534;  // "nobody"
 
 // A key of the current shape ("<program>-<compiler>") made from `seed`.
 std::string key_of(const std::string& seed) {
@@ -79,7 +79,7 @@ std::set<std::string> keys_in(const LocalStore& store) {
 }
 
 // Sets a file's mtime (the store's LRU clock) to `seconds_ago` before now.
-void age(const std::string& path, int seconds_ago) {
+void make_old(const std::string& path, int seconds_ago) {
   struct timespec times[2];
   times[0].tv_sec = times[1].tv_sec = std::time(nullptr) - seconds_ago;
   times[0].tv_nsec = times[1].tv_nsec = 0;
@@ -165,7 +165,7 @@ TEST_CASE("cache::LocalStore::LocalStore refuses directories it must not use") {
       foreign = dir / "foreign";
       std::filesystem::create_directory(foreign);
       REQUIRE(::chmod(foreign.c_str(), 0700) == 0);
-      REQUIRE(::chown(foreign.c_str(), kOtherUid, kOtherUid) == 0);
+      REQUIRE(::chown(foreign.c_str(), kNobodyUid, kNobodyUid) == 0);
     }
     try {
       LocalStore store(foreign, 1 << 20);
@@ -258,9 +258,9 @@ TEST_CASE("cache::LocalStore::put evicts least recently used entries over the ca
   for (int i = 0; i < 3; ++i) CHECK(store.put(keys[i], entry_bytes(keys[i])) == 0);
   CHECK(total_size(store) == 3 * entry_size);
   // Give the three a clear order of last use, oldest first: 0, 1, 2.
-  age(store.entry_path(keys[0]), 300);
-  age(store.entry_path(keys[1]), 200);
-  age(store.entry_path(keys[2]), 100);
+  make_old(store.entry_path(keys[0]), 300);
+  make_old(store.entry_path(keys[1]), 200);
+  make_old(store.entry_path(keys[2]), 100);
   // A hit makes entry 0 the most recently used.
   REQUIRE(store.get(keys[0]).status == StoreLookup::Status::hit);
 
@@ -305,9 +305,9 @@ TEST_CASE("cache::LocalStore::list orders entries by last use") {
   LocalStore store(dir / "cache", 1 << 20);
   std::vector<std::string> keys = {key_of("a"), key_of("b"), key_of("c")};
   for (const auto& key : keys) store.put(key, entry_bytes(key, 10));
-  age(store.entry_path(keys[0]), 10);
-  age(store.entry_path(keys[1]), 30);
-  age(store.entry_path(keys[2]), 20);
+  make_old(store.entry_path(keys[0]), 10);
+  make_old(store.entry_path(keys[1]), 30);
+  make_old(store.entry_path(keys[2]), 20);
   auto files = store.list();
   REQUIRE(files.size() == 3);
   CHECK(files[0].key == keys[1]);
@@ -328,14 +328,14 @@ TEST_CASE("cache::LocalStore::prune removes old entries and abandoned temp files
   for (int i = 0; i < 5; ++i) {
     keys.push_back(key_of("prune " + std::to_string(i)));
     store.put(keys.back(), entry_bytes(keys.back()));
-    age(store.entry_path(keys.back()), 100 - i);  // 0 is the oldest
+    make_old(store.entry_path(keys.back()), 100 - i);  // 0 is the oldest
   }
   const std::string shard = store.entry_path(keys[0]).substr(0, store.entry_path(keys[0]).find_last_of('/'));
   const std::string abandoned = kernc::platform::unique_temp_path(shard, "abandoned");
   const std::string in_progress = kernc::platform::unique_temp_path(shard, "in-progress");
   dir.write(abandoned.substr(dir.path().size() + 1), "half an entry");
   dir.write(in_progress.substr(dir.path().size() + 1), "half an entry");
-  age(abandoned, 2 * 3600);
+  make_old(abandoned, 2 * 3600);
 
   auto report = store.prune(2 * entry_size);
   CHECK(report.removed == 3);
@@ -469,7 +469,7 @@ TEST_CASE("cache::LocalStore on a directory without write permission is read-onl
   }
   if (root_user) {
     REQUIRE(::chmod(dir.path().c_str(), 0711) == 0);  // let the other user reach it
-    chown_tree(root, kOtherUid);
+    chown_tree(root, kNobodyUid);
   }
   for (const std::string& path : {root + "/entries/" + key.substr(0, 2), root + "/entries", root}) {
     REQUIRE(::chmod(path.c_str(), 0500) == 0);
@@ -491,6 +491,6 @@ TEST_CASE("cache::LocalStore on a directory without write permission is read-onl
         if (store.get(other).status != StoreLookup::Status::miss) return "the refused entry exists";
         return "";
       },
-      root_user ? kOtherUid : -1);
+      root_user ? kNobodyUid : -1);
   CHECK_MESSAGE(failure.empty(), failure);
 }

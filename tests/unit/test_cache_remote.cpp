@@ -55,7 +55,7 @@ Program sample_program(int variant = 0) {
   return program;
 }
 
-const Target& sm80() {
+const Target& sm80_target() {
   static const Target target = Target::parse("sm_80");
   return target;
 }
@@ -99,7 +99,7 @@ TEST_CASE("cache::RemoteStore in a build without hiredis: the tier is off and sa
   TempDir dir;
   Cache cache(with_remote(dir, "a", "redis://127.0.0.1:1"));
   CHECK(contains(cache.remote_problem(), "built without hiredis"));
-  CHECK(cache.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
 }
 
 #else
@@ -112,7 +112,7 @@ TEST_CASE("cache::RemoteStore: a second cache directory gets remote hits, no com
   {
     Cache first(with_remote(dir, "machine-a", server.url()));
     CHECK(first.remote_problem().empty());
-    auto result = first.get_or_compile(sample_program(), sm80(), nvrtc());
+    auto result = first.get_or_compile(sample_program(), sm80_target(), nvrtc());
     CHECK(result.outcome == CacheOutcome::compiled);
     key = result.key;
     binary = result.program->binary;
@@ -123,7 +123,7 @@ TEST_CASE("cache::RemoteStore: a second cache directory gets remote hits, no com
   }
   Cache second(with_remote(dir, "machine-b", server.url()));
   CHECK_FALSE(second.stored(key));
-  auto hit = second.get_or_compile(sample_program(), sm80(), nvrtc());
+  auto hit = second.get_or_compile(sample_program(), sm80_target(), nvrtc());
   CHECK(hit.outcome == CacheOutcome::remote_hit);
   CHECK(hit.key == key);
   CHECK(hit.location == server.url());
@@ -138,7 +138,7 @@ TEST_CASE("cache::RemoteStore: a second cache directory gets remote hits, no com
 
   // The next process of machine B finds it on its own disk and asks the server nothing.
   Cache again(with_remote(dir, "machine-b", server.url()));
-  CHECK(again.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::disk_hit);
+  CHECK(again.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::disk_hit);
   CHECK(again.stats().remote_hits + again.stats().remote_misses == 0);
   // The counters of machine B's processes add up in its stats file.
   kernc::CacheDirectory directory(cache_config_in(dir, "machine-b"));
@@ -172,24 +172,24 @@ TEST_CASE("cache::RemoteStore: read_only never publishes; prefixes keep namespac
   TempDir dir;
   {
     Cache reader(with_remote(dir, "r", server.url("read_only=1")));
-    CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(reader.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
     CHECK(reader.stats().remote_misses == 1);
     CHECK(dbsize(server) == 0);
   }
   std::string key;
   {
     Cache team_a(with_remote(dir, "a", server.url("prefix=team-a&ttl=1h")));
-    key = team_a.get_or_compile(sample_program(), sm80(), nvrtc()).key;
+    key = team_a.get_or_compile(sample_program(), sm80_target(), nvrtc()).key;
     long long ttl = server.command({"TTL", head_key(key, "team-a:")}).integer;
     CHECK(ttl > 3500);
     CHECK(ttl <= 3600);
     CHECK(server.command({"TTL", "team-a:program:" + key.substr(0, kernc::cache::kProgramKeyLength)}).integer > 3500);
   }
   Cache team_b(with_remote(dir, "b", server.url("prefix=team-b")));
-  CHECK(team_b.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(team_b.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(server.command({"TTL", head_key(key, "team-b:")}).integer == -1);  // no ttl: kept until evicted
   Cache team_a_again(with_remote(dir, "a2", server.url("prefix=team-a")));
-  CHECK(team_a_again.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  CHECK(team_a_again.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
 }
 
 TEST_CASE("cache::RemoteStore: large entries travel in chunks; a missing chunk is a counted miss") {
@@ -199,7 +199,7 @@ TEST_CASE("cache::RemoteStore: large entries travel in chunks; a missing chunk i
   std::string binary;
   {
     Cache writer(with_remote(dir, "w", server.url("chunk_size=1K")));
-    auto result = writer.get_or_compile(sample_program(), sm80(), nvrtc());
+    auto result = writer.get_or_compile(sample_program(), sm80_target(), nvrtc());
     key = result.key;
     binary = result.program->binary;
   }
@@ -207,21 +207,21 @@ TEST_CASE("cache::RemoteStore: large entries travel in chunks; a missing chunk i
   REQUIRE(chunks.elements.size() >= 3);  // a cubin is several KiB
   {
     Cache reader(with_remote(dir, "r1", server.url("chunk_size=1K")));
-    auto hit = reader.get_or_compile(sample_program(), sm80(), nvrtc());
+    auto hit = reader.get_or_compile(sample_program(), sm80_target(), nvrtc());
     CHECK(hit.outcome == CacheOutcome::remote_hit);
     CHECK(hit.program->binary == binary);
   }
   server.command({"DEL", chunks.elements[1].str});
   kernc::test::LogCapture log;
   Cache reader(with_remote(dir, "r2", server.url("chunk_size=1K")));
-  auto result = reader.get_or_compile(sample_program(), sm80(), nvrtc());
+  auto result = reader.get_or_compile(sample_program(), sm80_target(), nvrtc());
   CHECK(result.outcome == CacheOutcome::compiled);
   CHECK(result.program->binary == binary);
   CHECK(reader.stats().remote_rejected == 1);
   CHECK(contains(log.text(), "is missing (evicted or expired?)"));
   // The compile published it again, whole.
   Cache healed(with_remote(dir, "r3", server.url("chunk_size=1K")));
-  CHECK(healed.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  CHECK(healed.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
 }
 
 TEST_CASE("cache::RemoteStore: a hit restarts the ttl of the head and of every chunk") {
@@ -230,7 +230,7 @@ TEST_CASE("cache::RemoteStore: a hit restarts the ttl of the head and of every c
   std::string key;
   {
     Cache writer(with_remote(dir, "w", server.url("chunk_size=1K&ttl=1h")));
-    key = writer.get_or_compile(sample_program(), sm80(), nvrtc()).key;
+    key = writer.get_or_compile(sample_program(), sm80_target(), nvrtc()).key;
   }
   auto chunks = server.command({"KEYS", "kernc:chunk:*"});
   REQUIRE(chunks.elements.size() >= 3);
@@ -239,7 +239,7 @@ TEST_CASE("cache::RemoteStore: a hit restarts the ttl of the head and of every c
   for (const auto& name : names) server.command({"EXPIRE", name, "100"});
   // A reader with another chunk_size: the head says how the writer chunked.
   Cache reader(with_remote(dir, "r", server.url("ttl=1h")));
-  CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  CHECK(reader.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
   for (const auto& name : names) {
     CAPTURE(name);
     CHECK(server.command({"TTL", name}).integer > 3500);
@@ -254,10 +254,10 @@ TEST_CASE("cache::RemoteStore: poisoned entries are counted misses, never loaded
   std::string binary;
   {
     Cache writer(with_remote(dir, "w", server.url()));
-    auto result = writer.get_or_compile(sample_program(0), sm80(), nvrtc());
+    auto result = writer.get_or_compile(sample_program(0), sm80_target(), nvrtc());
     key = result.key;
     binary = result.program->binary;
-    other_key = writer.get_or_compile(sample_program(1), sm80(), nvrtc()).key;
+    other_key = writer.get_or_compile(sample_program(1), sm80_target(), nvrtc()).key;
   }
   const std::string genuine = server.command({"GET", head_key(key)}).str;
   const std::string other = server.command({"GET", head_key(other_key)}).str;
@@ -285,7 +285,7 @@ TEST_CASE("cache::RemoteStore: poisoned entries are counted misses, never loaded
     server.command({"SET", head_key(key), poison.value});
     kernc::test::LogCapture log;
     Cache reader(with_remote(dir, fmt::format("r{}", round++), server.url("read_only=1")));
-    auto result = reader.get_or_compile(sample_program(0), sm80(), nvrtc());
+    auto result = reader.get_or_compile(sample_program(0), sm80_target(), nvrtc());
     CHECK(result.outcome == CacheOutcome::compiled);
     CHECK(result.program->binary == binary);
     CHECK(reader.stats().remote_rejected == 1);
@@ -296,7 +296,7 @@ TEST_CASE("cache::RemoteStore: poisoned entries are counted misses, never loaded
   server.command({"DEL", head_key(key)});
   server.command({"RPUSH", head_key(key), "x"});
   Cache reader(with_remote(dir, "list", server.url("read_only=1")));
-  CHECK(reader.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(reader.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(reader.stats().remote_rejected == 1);
   CHECK(reader.stats().remote_errors == 0);
 }
@@ -312,13 +312,13 @@ TEST_CASE("cache::RemoteStore: with trusted_signers, only entries signed by a li
   {
     Cache ci(with_remote(dir, "ci", server.url("signing_key=" + (dir / "ci.pem"))));
     CHECK(ci.remote_problem().empty());
-    auto result = ci.get_or_compile(sample_program(), sm80(), nvrtc());
+    auto result = ci.get_or_compile(sample_program(), sm80_target(), nvrtc());
     key = result.key;
     binary = result.program->binary;
   }
   {
     Cache reader(with_remote(dir, "r1", server.url("read_only=1&" + trusted)));
-    auto hit = reader.get_or_compile(sample_program(), sm80(), nvrtc());
+    auto hit = reader.get_or_compile(sample_program(), sm80_target(), nvrtc());
     CHECK(hit.outcome == CacheOutcome::remote_hit);
     CHECK(hit.program->binary == binary);
   }
@@ -336,11 +336,11 @@ TEST_CASE("cache::RemoteStore: with trusted_signers, only entries signed by a li
     server.command({"FLUSHALL"});
     {
       Cache other(with_remote(dir, std::string("w-") + writer.what, server.url(writer.options)));
-      other.get_or_compile(sample_program(), sm80(), nvrtc());
+      other.get_or_compile(sample_program(), sm80_target(), nvrtc());
     }
     kernc::test::LogCapture log;
     Cache reader(with_remote(dir, std::string("r-") + writer.what, server.url("read_only=1&" + trusted)));
-    CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(reader.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
     CHECK(reader.stats().remote_rejected == 1);
     CHECK(contains(log.text(), writer.problem));
   }
@@ -350,7 +350,7 @@ TEST_CASE("cache::RemoteStore: with trusted_signers, only entries signed by a li
   server.command({"SET", head_key(key), forged});
   kernc::test::LogCapture log;
   Cache reader(with_remote(dir, "r-forged", server.url("read_only=1&" + trusted)));
-  CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(reader.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(contains(log.text(), "signature does not match"));
 
   // A signers file that cannot be read turns the tier off (it never trusts by default).
@@ -369,9 +369,9 @@ TEST_CASE("cache::RemoteStore: a server that is down costs one connect timeout, 
   kernc::test::LogCapture log;
   Cache cache(with_remote(dir, "a", fmt::format("redis://127.0.0.1:{}?connect_timeout=300ms&backoff=1h", port)));
   auto start = std::chrono::steady_clock::now();
-  CHECK(cache.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
-  CHECK(cache.get_or_compile(sample_program(1), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
-  CHECK(cache.get_or_compile(sample_program(2), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(1), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(2), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   MESSAGE("three compiles with the server down: ", ms_since(start), " ms");
   auto stats = cache.stats();
   CHECK(stats.compiles == 3);
@@ -403,8 +403,8 @@ TEST_CASE("cache::RemoteStore: a server that accepts no connection costs one con
   Cache cache(with_remote(dir, "a", fmt::format("redis://127.0.0.1:{}?connect_timeout=400ms&backoff=1h",
                                                  ntohs(address.sin_port))));
   auto start = std::chrono::steady_clock::now();
-  CHECK(cache.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
-  CHECK(cache.get_or_compile(sample_program(1), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(1), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   MESSAGE("two compiles, connects hanging: ", ms_since(start), " ms; remote ", cache.stats().remote_ms, " ms");
   CHECK(cache.stats().remote_errors == 1);
   CHECK(cache.stats().remote_timeouts == 1);
@@ -436,18 +436,18 @@ TEST_CASE("cache::RemoteStore: a server killed mid-run is skipped after one erro
   auto server = std::make_unique<RedisServer>();
   TempDir dir;
   Cache cache(with_remote(dir, "a", server->url("backoff=400ms&connect_timeout=300ms")));
-  CHECK(cache.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(cache.stats().remote_writes == 1);
   server->stop();  // the idle connection now points at a dead server: a write raises SIGPIPE
   auto start = std::chrono::steady_clock::now();
-  CHECK(cache.get_or_compile(sample_program(1), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
-  CHECK(cache.get_or_compile(sample_program(2), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(1), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(2), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   MESSAGE("two compiles after the kill: ", ms_since(start), " ms, of which remote ", cache.stats().remote_ms, " ms");
   CHECK(cache.stats().remote_errors == 1);
   CHECK(cache.stats().remote_skipped >= 2);
   // After the backoff the tier is tried again (and fails again, once).
   std::this_thread::sleep_for(std::chrono::milliseconds(450));
-  CHECK(cache.get_or_compile(sample_program(3), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(3), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(cache.stats().remote_errors == 2);
 }
 
@@ -457,13 +457,13 @@ TEST_CASE("cache::RemoteStore: a stalled server costs one operation timeout per 
   std::string binary;
   {
     Cache writer(with_remote(dir, "w", server.url()));
-    binary = writer.get_or_compile(sample_program(0), sm80(), nvrtc()).program->binary;
+    binary = writer.get_or_compile(sample_program(0), sm80_target(), nvrtc()).program->binary;
   }
   Cache cache(with_remote(dir, "a", server.url("timeout=300ms&backoff=1s")));
   server.pause();  // accepts connections (the kernel does) but never answers
   auto start = std::chrono::steady_clock::now();
-  CHECK(cache.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
-  CHECK(cache.get_or_compile(sample_program(1), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(sample_program(1), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   double stalled_ms = ms_since(start);
   MESSAGE("two compiles against a stalled server: ", stalled_ms, " ms; remote ", cache.stats().remote_ms, " ms");
   CHECK(cache.stats().remote_timeouts == 1);
@@ -473,10 +473,10 @@ TEST_CASE("cache::RemoteStore: a stalled server costs one operation timeout per 
   server.resume();
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   Cache fresh_process(with_remote(dir, "b", server.url("timeout=300ms&backoff=1s")));
-  CHECK(fresh_process.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  CHECK(fresh_process.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
   // And the first cache, once its backoff is over, uses the server again.
   Cache& first = cache;
-  CHECK(first.get_or_compile(sample_program(2), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(first.get_or_compile(sample_program(2), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
   CHECK(first.stats().remote_writes == 1);
 }
 
@@ -485,19 +485,19 @@ TEST_CASE("cache::RemoteStore: a full server (maxmemory) refuses writes without 
   TempDir dir;
   {
     Cache writer(with_remote(dir, "w", server.url()));
-    writer.get_or_compile(sample_program(0), sm80(), nvrtc());
+    writer.get_or_compile(sample_program(0), sm80_target(), nvrtc());
   }
   SUBCASE("noeviction: publishes are refused, counted, and reads go on") {
     server.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
     server.command({"CONFIG", "SET", "maxmemory", "1"});
     kernc::test::LogCapture log;
     Cache cache(with_remote(dir, "a", server.url()));
-    CHECK(cache.get_or_compile(sample_program(1), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(cache.get_or_compile(sample_program(1), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
     CHECK(cache.stats().remote_errors == 1);
     CHECK(cache.stats().remote_writes == 0);
     CHECK(contains(log.text(), "OOM"));
     // No backoff for a refused write: the next lookup still reaches the server.
-    CHECK(cache.get_or_compile(sample_program(0), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+    CHECK(cache.get_or_compile(sample_program(0), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
     CHECK(cache.stats().remote_skipped == 0);
   }
   SUBCASE("allkeys-random: evicted entries and chunks are misses, what is served is whole") {
@@ -507,7 +507,7 @@ TEST_CASE("cache::RemoteStore: a full server (maxmemory) refuses writes without 
     {
       Cache writer(with_remote(dir, "w2", server.url("chunk_size=1K")));
       for (int variant = 0; variant < 40; ++variant) {
-        binaries.push_back(writer.get_or_compile(sample_program(variant), sm80(), nvrtc()).program->binary);
+        binaries.push_back(writer.get_or_compile(sample_program(variant), sm80_target(), nvrtc()).program->binary);
       }
     }
     kernc::test::LogCapture log;  // one warning per evicted entry
@@ -517,7 +517,7 @@ TEST_CASE("cache::RemoteStore: a full server (maxmemory) refuses writes without 
     Cache reader(with_remote(dir, "r", server.url("chunk_size=1K&read_only=1")));
     int hits = 0;
     for (int variant = 0; variant < 40; ++variant) {
-      auto result = reader.get_or_compile(sample_program(variant), sm80(), nvrtc());
+      auto result = reader.get_or_compile(sample_program(variant), sm80_target(), nvrtc());
       CHECK(result.program->binary == binaries[variant]);
       hits += result.outcome == CacheOutcome::remote_hit;
     }
@@ -534,13 +534,13 @@ TEST_CASE("cache::RemoteStore: AUTH with user and password; credentials never ap
   kernc::test::LogCapture log;
   {
     Cache denied(with_remote(dir, "d", fmt::format("redis://:wrong-secret@127.0.0.1:{}", server.port())));
-    CHECK(denied.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(denied.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
     CHECK(denied.stats().remote_errors == 1);
     for (const auto& location : denied.locations()) CHECK_FALSE(contains(location, "wrong-secret"));
   }
   {
     Cache anonymous(with_remote(dir, "n", server.url()));
-    CHECK(anonymous.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(anonymous.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
     CHECK(anonymous.stats().remote_errors == 1);
   }
   std::string text = log.text();
@@ -551,11 +551,11 @@ TEST_CASE("cache::RemoteStore: AUTH with user and password; credentials never ap
   const std::string url = fmt::format("redis://default:hunter2-secret@127.0.0.1:{}/2", server.port());
   {
     Cache writer(with_remote(dir, "w", url));
-    CHECK(writer.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(writer.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::compiled);
     CHECK(writer.stats().remote_writes == 1);
   }
   Cache reader(with_remote(dir, "r", url));
-  CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  CHECK(reader.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
   CHECK(server.command({"DBSIZE"}, "hunter2-secret").integer == 0);  // SELECT 2 was honoured: db 0 is empty
   CHECK_FALSE(contains(log.text(), "hunter2"));
 }
@@ -566,11 +566,11 @@ TEST_CASE("cache::RemoteStore: a unix socket works like TCP") {
   const std::string url = "unix://" + server.socket_path();
   {
     Cache writer(with_remote(dir, "w", url));
-    writer.get_or_compile(sample_program(), sm80(), nvrtc());
+    writer.get_or_compile(sample_program(), sm80_target(), nvrtc());
     CHECK(writer.stats().remote_writes == 1);
   }
   Cache reader(with_remote(dir, "r", url));
-  CHECK(reader.get_or_compile(sample_program(), sm80(), nvrtc()).outcome == CacheOutcome::remote_hit);
+  CHECK(reader.get_or_compile(sample_program(), sm80_target(), nvrtc()).outcome == CacheOutcome::remote_hit);
 }
 
 TEST_CASE("cache::RemoteStore: threads sharing one cache all get the entry, over several connections") {
@@ -578,14 +578,14 @@ TEST_CASE("cache::RemoteStore: threads sharing one cache all get the entry, over
   TempDir dir;
   {
     Cache writer(with_remote(dir, "w", server.url()));
-    for (int variant = 0; variant < 8; ++variant) writer.get_or_compile(sample_program(variant), sm80(), nvrtc());
+    for (int variant = 0; variant < 8; ++variant) writer.get_or_compile(sample_program(variant), sm80_target(), nvrtc());
   }
   Cache reader(with_remote(dir, "r", server.url("read_only=1")));
   std::vector<std::thread> threads;
   std::vector<int> outcomes(8, -1);
   for (int variant = 0; variant < 8; ++variant) {
     threads.emplace_back([&, variant] {
-      outcomes[variant] = static_cast<int>(reader.get_or_compile(sample_program(variant), sm80(), nvrtc()).outcome);
+      outcomes[variant] = static_cast<int>(reader.get_or_compile(sample_program(variant), sm80_target(), nvrtc()).outcome);
     });
   }
   for (auto& thread : threads) thread.join();

@@ -38,7 +38,7 @@ using kernc::test::TempDir;
 
 namespace {
 
-Program sample_program(int variant = 0) {
+Program tier_program(int variant = 0) {
   Program program;
   program.name = "kernels.cu";
   program.source = kernc::test::test_data("kernels.cu");
@@ -94,12 +94,12 @@ TEST_CASE("cache::Cache::find serves any compiler release and climbs the ladder,
   std::string sm80_key, ptx_key;
   {
     Cache writer(config);
-    sm80_key = writer.get_or_compile(sample_program(), Target::parse("sm_80"), nvrtc()).key;
-    ptx_key = writer.get_or_compile(sample_program(), Target::parse("compute_80"), nvrtc()).key;
+    sm80_key = writer.get_or_compile(tier_program(), Target::parse("sm_80"), nvrtc()).key;
+    ptx_key = writer.get_or_compile(tier_program(), Target::parse("compute_80"), nvrtc()).key;
   }
   Cache cache(config);  // a new process: nothing in memory, no compiler passed
   SUBCASE("an sm_86 device is served by the sm_80 cubin") {
-    auto hit = cache.find(sample_program(), kernc::binary_ladder(Target::parse("sm_86")));
+    auto hit = cache.find(tier_program(), kernc::binary_ladder(Target::parse("sm_86")));
     REQUIRE(hit.has_value());
     CHECK(hit->key == sm80_key);
     CHECK(hit->outcome == CacheOutcome::disk_hit);
@@ -108,20 +108,20 @@ TEST_CASE("cache::Cache::find serves any compiler release and climbs the ladder,
     CHECK(cache.stats().disk_hits == 1);
     CHECK(cache.stats().fallback_hits == 1);
     // Then from memory.
-    auto again = cache.find(sample_program(), kernc::binary_ladder(Target::parse("sm_86")));
+    auto again = cache.find(tier_program(), kernc::binary_ladder(Target::parse("sm_86")));
     REQUIRE(again.has_value());
     CHECK(again->outcome == CacheOutcome::memory_hit);
     CHECK(again->key == sm80_key);
   }
   SUBCASE("an sm_90 device is served by compute_80 PTX") {
-    auto hit = cache.find(sample_program(), kernc::binary_ladder(Target::parse("sm_90")));
+    auto hit = cache.find(tier_program(), kernc::binary_ladder(Target::parse("sm_90")));
     REQUIRE(hit.has_value());
     CHECK(hit->key == ptx_key);
     CHECK(hit->program->target.str() == "compute_80");
   }
   SUBCASE("a rejected binary is passed over for the next rung") {
     std::vector<std::string> offered;
-    auto hit = cache.find(sample_program(), kernc::binary_ladder(Target::parse("sm_86")),
+    auto hit = cache.find(tier_program(), kernc::binary_ladder(Target::parse("sm_86")),
                           [&](const kernc::CacheResult& r) {
                             offered.push_back(r.program->target.str());
                             return r.program->target.str() != "sm_80";  // as if the driver refused it
@@ -131,8 +131,8 @@ TEST_CASE("cache::Cache::find serves any compiler release and climbs the ladder,
     CHECK(hit->program->target.str() == "compute_80");
   }
   SUBCASE("an sm_75 device and another program find nothing") {
-    CHECK_FALSE(cache.find(sample_program(), kernc::binary_ladder(Target::parse("sm_75"))).has_value());
-    CHECK_FALSE(cache.find(sample_program(1), kernc::binary_ladder(Target::parse("sm_86"))).has_value());
+    CHECK_FALSE(cache.find(tier_program(), kernc::binary_ladder(Target::parse("sm_75"))).has_value());
+    CHECK_FALSE(cache.find(tier_program(1), kernc::binary_ladder(Target::parse("sm_86"))).has_value());
   }
   SUBCASE("an entry another release compiled serves the same program") {
     // Rename the entry as if a different NVRTC release had written it (its tag differs).
@@ -144,11 +144,11 @@ TEST_CASE("cache::Cache::find serves any compiler release and climbs the ladder,
     std::string bytes = kernc::cache::encode_entry(other, lookup.entry->program, identity);
     store.put(other, bytes);
     REQUIRE(::unlink(store.entry_path(sm80_key).c_str()) == 0);
-    auto hit = cache.find(sample_program(), {Target::parse("sm_80")});
+    auto hit = cache.find(tier_program(), {Target::parse("sm_80")});
     REQUIRE(hit.has_value());
     CHECK(hit->key == other);
     // An exact look-up for the loaded compiler does not take it: two releases never share.
-    CHECK(cache.get_or_compile(sample_program(), Target::parse("sm_80"), nvrtc()).outcome == CacheOutcome::compiled);
+    CHECK(cache.get_or_compile(tier_program(), Target::parse("sm_80"), nvrtc()).outcome == CacheOutcome::compiled);
   }
 }
 
@@ -158,7 +158,7 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
   std::string key;
   {
     Cache writer(image);
-    key = writer.get_or_compile(sample_program(), Target::parse("sm_90"), nvrtc()).key;
+    key = writer.get_or_compile(tier_program(), Target::parse("sm_90"), nvrtc()).key;
   }
   REQUIRE(::chmod(image.directory.c_str(), 0755) == 0);
   const std::string before = snapshot(image.directory);
@@ -170,7 +170,7 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
   CHECK(contains(cache.tier_problems()[0], dir / "missing"));
   CHECK(cache.locations() == std::vector<std::string>{config.directory, image.directory});
 
-  auto exact = cache.get_or_compile(sample_program(), Target::parse("sm_90"), nvrtc());
+  auto exact = cache.get_or_compile(tier_program(), Target::parse("sm_90"), nvrtc());
   CHECK(exact.outcome == CacheOutcome::disk_hit);
   CHECK(exact.location == image.directory);
   CHECK(exact.key == key);
@@ -178,11 +178,11 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
   CHECK(cache.stats().disk_hits == 0);
   CHECK_FALSE(cache.stored(key));  // not copied into the user's cache
   Cache other(config);
-  auto found = other.find(sample_program(), kernc::binary_ladder(Target::parse("sm_90")));
+  auto found = other.find(tier_program(), kernc::binary_ladder(Target::parse("sm_90")));
   REQUIRE(found.has_value());
   CHECK(found->location == image.directory);
   // A compile of something new goes to the user's cache only.
-  CHECK(cache.get_or_compile(sample_program(2), Target::parse("sm_90"), nvrtc()).outcome == CacheOutcome::compiled);
+  CHECK(cache.get_or_compile(tier_program(2), Target::parse("sm_90"), nvrtc()).outcome == CacheOutcome::compiled);
   cache.flush_stats();
   other.flush_stats();
   CHECK(snapshot(image.directory) == before);
@@ -192,7 +192,7 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
     copying.directory = dir / "precompiled";
     copying.copy_read_only_hits = true;
     Cache precompile(copying);
-    auto copied = precompile.get_or_compile(sample_program(), Target::parse("sm_90"), nvrtc());
+    auto copied = precompile.get_or_compile(tier_program(), Target::parse("sm_90"), nvrtc());
     CHECK(copied.outcome == CacheOutcome::disk_hit);
     CHECK(copied.read_only);
     CHECK(copied.location == image.directory);
@@ -205,7 +205,7 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
     CHECK(snapshot(image.directory) == before);
     // The next Cache finds it in its own directory.
     Cache next(copying);
-    auto own = next.get_or_compile(sample_program(), Target::parse("sm_90"), nvrtc());
+    auto own = next.get_or_compile(tier_program(), Target::parse("sm_90"), nvrtc());
     CHECK(own.location == copying.directory);
     CHECK_FALSE(own.read_only);
   }
@@ -214,13 +214,13 @@ TEST_CASE("cache::Cache read-only tiers are searched after the user's cache and 
     Cache refused(config);
     REQUIRE(refused.tier_problems().size() == 2);
     CHECK(contains(refused.tier_problems()[1], "is writable by other users (mode 775)"));
-    CHECK_FALSE(refused.find(sample_program(), {Target::parse("sm_90")}).has_value());
+    CHECK_FALSE(refused.find(tier_program(), {Target::parse("sm_90")}).has_value());
   }
   SUBCASE("a group-writable entry in a tier is never loaded") {
     kernc::cache::LocalStore store(image.directory, 0, kernc::cache::LocalStore::Mode::read_only);
     REQUIRE(::chmod(store.entry_path(key).c_str(), 0664) == 0);
     Cache strict(config);
-    CHECK_FALSE(strict.find(sample_program(), {Target::parse("sm_90")}).has_value());
+    CHECK_FALSE(strict.find(tier_program(), {Target::parse("sm_90")}).has_value());
     CHECK(strict.stats().corrupt_entries == 1);
     auto lookup = store.get(key);
     CHECK(lookup.status == kernc::cache::StoreLookup::Status::corrupt);

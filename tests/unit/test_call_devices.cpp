@@ -110,7 +110,7 @@ struct ThreeGpus {
   std::size_t launches() const { return drivers[0]->launches + drivers[1]->launches + drivers[2]->launches; }
 };
 
-std::string error_of(const std::function<void()>& call) {
+std::string invalid_argument_message(const std::function<void()>& call) {
   try {
     call();
   } catch (const Error& error) {
@@ -139,13 +139,13 @@ TEST_CASE("call::an array of another GPU is refused before launch, naming the ar
   const std::string expected = "argument \"x\" lives on " + on_0 + " but the call runs on " + on_1;
 
   // Every kernel kind, one-shot and kept; nothing reaches either GPU.
-  CHECK(contains(error_of([&] { saxpy({2.0f, x0, y1}, {z1}, gpus.on(1)); }), "devices_saxpy: " + expected));
-  CHECK(contains(error_of([&] { saxpy({2.0f, x0, y1}, {z1}, gpus.on(1)); }), "Device::enable_peer_access"));
-  CHECK(contains(error_of([&] { sum({x0}, std::nullopt, false, {}, gpus.on(1)); }), expected));
-  CHECK(contains(error_of([&] { raw(config, {2.0f, x0, y1, 1000}, gpus.on(1)); }), expected));
+  CHECK(contains(invalid_argument_message([&] { saxpy({2.0f, x0, y1}, {z1}, gpus.on(1)); }), "devices_saxpy: " + expected));
+  CHECK(contains(invalid_argument_message([&] { saxpy({2.0f, x0, y1}, {z1}, gpus.on(1)); }), "Device::enable_peer_access"));
+  CHECK(contains(invalid_argument_message([&] { sum({x0}, std::nullopt, false, {}, gpus.on(1)); }), expected));
+  CHECK(contains(invalid_argument_message([&] { raw(config, {2.0f, x0, y1, 1000}, gpus.on(1)); }), expected));
   const Call kept = saxpy.plan({2.0f, y1, y1}, {z1}, gpus.on(1));
-  CHECK(contains(error_of([&] { kept.launch_into({2.0f, x0, y1}, {z1}); }), expected));
-  CHECK(contains(error_of([&] { kept.launch_into({2.0f, y1, y1}, {x0}); }),
+  CHECK(contains(invalid_argument_message([&] { kept.launch_into({2.0f, x0, y1}, {z1}); }), expected));
+  CHECK(contains(invalid_argument_message([&] { kept.launch_into({2.0f, y1, y1}, {x0}); }),
                  "output \"z\" lives on " + on_0 + " but the call runs on " + on_1));
   CHECK(gpus.launches() == 0);
 
@@ -164,7 +164,7 @@ TEST_CASE("call::peer access lets a GPU take another's arrays, one direction, wh
   DeviceArray x0 = gpus.array(0, 1000), y1 = gpus.array(1, 1000), z1 = gpus.array(1, 1000);
   Device gpu0 = gpus.device(0), gpu1 = gpus.device(1), gpu2 = gpus.device(2);
   CHECK_FALSE(gpu1.can_access_peer(gpu0));
-  CHECK(contains(error_of([&] { gpu1.enable_peer_access(gpu0); }), "is not possible"));
+  CHECK(contains(invalid_argument_message([&] { gpu1.enable_peer_access(gpu0); }), "is not possible"));
   CHECK_FALSE(gpu1.peer_access_enabled(gpu0.id()));
 
   gpus.drivers[1]->peers_possible = true;
@@ -178,12 +178,12 @@ TEST_CASE("call::peer access lets a GPU take another's arrays, one direction, wh
   saxpy({2.0f, x0, y1}, {z1}, gpus.on(1));
   CHECK(gpus.drivers[1]->launches == before + 1);
   // Not the other way round, and not from a third GPU.
-  CHECK(contains(error_of([&] { saxpy({2.0f, y1, x0}, {x0}, gpus.on(0)); }), "lives on cuda:41 but the call runs on cuda:40"));
-  CHECK(contains(error_of([&] { saxpy({2.0f, x0, x0}, {x0}, gpus.on(2)); }), "but the call runs on cuda:42"));
+  CHECK(contains(invalid_argument_message([&] { saxpy({2.0f, y1, x0}, {x0}, gpus.on(0)); }), "lives on cuda:41 but the call runs on cuda:40"));
+  CHECK(contains(invalid_argument_message([&] { saxpy({2.0f, x0, x0}, {x0}, gpus.on(2)); }), "but the call runs on cuda:42"));
   (void)gpu2;
   // A wrapped view of GPU 0 on GPU 1 is refused unless GPU 1 reaches GPU 0.
   CHECK(DeviceArray::wrap(gpu1, x0.ref()).ref().device == gpu0.id());
-  CHECK(contains(error_of([&] { DeviceArray::wrap(gpu2, x0.ref()); }), "lives on cuda:40 but is wrapped as an array of cuda:42"));
+  CHECK(contains(invalid_argument_message([&] { DeviceArray::wrap(gpu2, x0.ref()); }), "lives on cuda:40 but is wrapped as an array of cuda:42"));
 }
 
 TEST_CASE("call::a raw address is looked up once per plan and argument, and placed where the driver says") {
@@ -216,12 +216,12 @@ TEST_CASE("call::a raw address is looked up once per plan and argument, and plac
   // Another GPU's raw address, and host memory this GPU cannot reach, are refused; the
   // one-shot call looks up as the kept one does.
   const ArrayRef other = ArrayRef::contiguous(theirs, DType::float32, {1000});
-  CHECK(contains(error_of([&] { kept.launch_into({2.0f, other, a}, {b}); }),
+  CHECK(contains(invalid_argument_message([&] { kept.launch_into({2.0f, other, a}, {b}); }),
                  "argument \"x\" lives on cuda:40 but the call runs on cuda:41"));
-  CHECK(contains(error_of([&] { saxpy({2.0f, a, other}, {b}, gpus.on(1)); }),
+  CHECK(contains(invalid_argument_message([&] { saxpy({2.0f, a, other}, {b}, gpus.on(1)); }),
                  "argument \"y\" lives on cuda:40 but the call runs on cuda:41"));
   const ArrayRef malloced = ArrayRef::contiguous(host, DType::float32, {1000});
-  CHECK(contains(error_of([&] { kept.launch_into({2.0f, a, a}, {malloced}); }),
+  CHECK(contains(invalid_argument_message([&] { kept.launch_into({2.0f, a, a}, {malloced}); }),
                  "output \"z\" is host memory (cpu:0) but the call runs on cuda:41, which cannot address pageable "
                  "host memory"));
   CHECK(gpu1.launches == 111);
@@ -245,17 +245,17 @@ TEST_CASE("call::a host-backend call refuses GPU memory and takes host memory") 
 
   // An array that says it is on a GPU.
   DeviceArray gpu_array = gpus.array(0, 257);
-  CHECK(contains(error_of([&] { scale({3.0f, gpu_array}, {hy}, host_options); }),
+  CHECK(contains(invalid_argument_message([&] { scale({3.0f, gpu_array}, {hy}, host_options); }),
                  "devices_scale: argument \"x\" lives on cuda:40 but the call runs on cpu:0 (the host backend cannot "
                  "address GPU memory"));
-  CHECK(contains(error_of([&] { scale({3.0f, hx.on({Backend::cuda, 0})}, {hy}, host_options); }),
+  CHECK(contains(invalid_argument_message([&] { scale({3.0f, hx.on({Backend::cuda, 0})}, {hy}, host_options); }),
                  "lives on cuda:0 but the call runs on cpu:0"));
   // A raw address a GPU driver places on a GPU.
   gpus.drivers[0]->places = {{0x100000000000ull, {Backend::cuda, ThreeGpus::kFirst}}};
   gpus.drivers[1]->places = gpus.drivers[0]->places;
   gpus.drivers[2]->places = gpus.drivers[0]->places;
   const ArrayRef gpu_raw = ArrayRef::contiguous(0x100000000000ull, DType::float32, {257});
-  CHECK(contains(error_of([&] { scale({3.0f, hx}, {gpu_raw}, host_options); }),
+  CHECK(contains(invalid_argument_message([&] { scale({3.0f, hx}, {gpu_raw}, host_options); }),
                  "output \"y\" lives on cuda:40 but the call runs on cpu:0"));
   CHECK(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; }));
   // Host memory (the drivers place nothing below their ranges) runs, and gives the answer.
@@ -335,7 +335,7 @@ TEST_CASE("DeviceArray::DLPack import and export carry the device id") {
     // A call on another GPU refuses it.
     const ElementwiseKernel scale("T a, T x", "T y", "y = a * x", "devices_scale");
     DeviceArray y0 = gpus.array(0, 4);
-    CHECK(contains(error_of([&] { scale({2.0f, on_gpu}, {y0}, gpus.on(0)); }), "lives on cuda:41 but the call runs on cuda:40"));
+    CHECK(contains(invalid_argument_message([&] { scale({2.0f, on_gpu}, {y0}, gpus.on(0)); }), "lives on cuda:41 but the call runs on cuda:40"));
   }
   CHECK(deleted);
   deleted = false;

@@ -39,7 +39,7 @@ bool updating_goldens() {
   return value != nullptr && std::string(value) == "1";
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
+std::vector<std::string> golden_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -48,7 +48,7 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 // Where `actual` first departs from `expected`, as a short readable hint.
 std::string first_difference(const std::string& expected, const std::string& actual) {
-  auto want = split_lines(expected), got = split_lines(actual);
+  auto want = golden_lines(expected), got = golden_lines(actual);
   for (size_t k = 0; k < want.size() || k < got.size(); ++k) {
     if (k < want.size() && k < got.size() && want[k] == got[k]) continue;
     std::ostringstream hint;
@@ -189,7 +189,7 @@ TEST_CASE("codegen goldens: every restore directive names the real next line, an
   for (const auto& c : kGoldens) {
     CAPTURE(std::string(c.file));
     const Program program = c.make();
-    const auto lines = split_lines(program.source);
+    const auto lines = golden_lines(program.source);
     const std::string file = "\"" + std::string(c.kernel) + ".cu\"";
     int restores = 0, snippets = 0;
     for (size_t k = 0; k < lines.size(); ++k) {

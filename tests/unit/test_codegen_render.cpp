@@ -26,7 +26,7 @@ using kernc::test::contains;
 
 namespace {
 
-std::vector<std::string> split_lines(const std::string& text) {
+std::vector<std::string> rendered_lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t pos = 0;
   for (;;) {
@@ -148,8 +148,8 @@ TEST_CASE("codegen::finish_line_directives points each restore directive at the 
                              wrap_snippet("k", "after_loop", "done();") + "// end";
   const std::string finished = finish_line_directives(source, "k.cu");
   CHECK_FALSE(contains(finished, "KERNC_RESTORE"));
-  auto lines = split_lines(finished);
-  CHECK(lines.size() == split_lines(source).size());  // markers are replaced in place, no lines added
+  auto lines = rendered_lines(finished);
+  CHECK(lines.size() == rendered_lines(source).size());  // markers are replaced in place, no lines added
 
   std::vector<std::string> snippet_starts;
   int restores = 0;
@@ -197,7 +197,7 @@ TEST_CASE("codegen: generated programs keep their restore directives true to the
     CAPTURE(layout.str());
     auto program = kernc::program(kernel, types, layout);
     CHECK(program.name == "k.cu");
-    auto lines = split_lines(program.source);
+    auto lines = rendered_lines(program.source);
     int restores = 0;
     for (size_t k = 0; k < lines.size(); ++k) {
       if (lines[k].rfind("#line ", 0) == 0 && contains(lines[k], "\"k.cu\"")) {
@@ -275,7 +275,7 @@ TEST_CASE("kernels::number_lines prefixes each line with its number") {
   CHECK(kernc::number_lines("x\n\ny") == "    1 | x\n    2 | \n    3 | y\n");
   std::string source;
   for (int k = 1; k <= 120; ++k) source += (k > 1 ? "\n" : "") + std::string("line ") + std::to_string(k);
-  auto numbered = split_lines(kernc::number_lines(source));
+  auto numbered = rendered_lines(kernc::number_lines(source));
   REQUIRE(numbered.size() >= 120);
   CHECK(numbered[0] == "    1 | line 1");
   CHECK(numbered[98] == "   99 | line 99");

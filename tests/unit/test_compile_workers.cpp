@@ -45,7 +45,7 @@ std::vector<std::string> worker_command() {
           "--no-version=true"};
 }
 
-Program kernels_program() {
+Program worker_kernels_program() {
   Program program;
   program.name = "kernels.cu";
   program.source = test_data("kernels.cu");
@@ -77,7 +77,7 @@ TEST_CASE("helper::serve compile requests" * doctest::skip()) {
 TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds") {
   auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), worker_command(), 2);
   CHECK(workers->identity().tag() == nvrtc().identity().tag());
-  const Program program = kernels_program();
+  const Program program = worker_kernels_program();
   const Target target = Target::parse("sm_80");
   const CompiledProgram in_process = nvrtc().compile(program, target);
   const CompiledProgram in_worker = workers->compile(program, target);

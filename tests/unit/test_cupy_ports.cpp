@@ -16,8 +16,10 @@
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
+#include "thrown.hpp"
 
 using kernc::ElementwiseKernel;
+using kernc::test::error_message;
 using kernc::Error;
 using kernc::ErrorCode;
 using kernc::Layout;
@@ -63,17 +65,8 @@ TEST_CASE("CuPy port: a multi-index of a floating-point type is refused by the c
 
 namespace {
 
-kernc::ArrayRef described(kernc::DType dtype, std::vector<std::int64_t> shape) {
+kernc::ArrayRef port_array(kernc::DType dtype, std::vector<std::int64_t> shape) {
   return kernc::ArrayRef::contiguous(std::uint64_t{0}, dtype, std::move(shape));
-}
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
 }
 
 }  // namespace
@@ -84,7 +77,7 @@ TEST_CASE("CuPy port: size= with raw inputs allocates the outputs with shape (si
   sized.size = 10;
   // cupy: ElementwiseKernel('raw T x', 'T y', 'y = x[_ind.size() - i - 1]')(x, size=10)
   ElementwiseKernel reverse("raw T x", "T y", "y = x[_ind.size() - i - 1]", "cupy_port_reverse");
-  auto plan = reverse.plan({described(DType::float32, {10})}, {}, sized);
+  auto plan = reverse.plan({port_array(DType::float32, {10})}, {}, sized);
   CHECK(plan.shape() == std::vector<std::int64_t>{10});
   REQUIRE(plan.outputs().size() == 1);
   CHECK(plan.outputs()[0].shape == std::vector<std::int64_t>{10});
@@ -93,21 +86,21 @@ TEST_CASE("CuPy port: size= with raw inputs allocates the outputs with shape (si
   // cupy: ElementwiseKernel('raw T x', 'raw T y', 'y[i] = x[i] * 2')(x, size=5): y is (5,).
   ElementwiseKernel twice("raw T x", "raw T y", "y[i] = x[i] * 2", "cupy_port_raw_out");
   sized.size = 5;
-  auto raw_plan = twice.plan({described(DType::float64, {8})}, {}, sized);
+  auto raw_plan = twice.plan({port_array(DType::float64, {8})}, {}, sized);
   REQUIRE(raw_plan.outputs().size() == 1);
   CHECK(raw_plan.outputs()[0].shape == std::vector<std::int64_t>{5});
   CHECK(raw_plan.outputs()[0].dtype == DType::float64);
   // Without size=, every array raw: the loop size is undecided (CuPy: "Loop size is
   // Undecided"); a loop set by a non-raw input still leaves a raw output's size undecided
   // (CuPy: "Output array size is Undecided").
-  CHECK(contains(error_of([&] { twice.plan({described(DType::float64, {8})}, {}, {}); }),
+  CHECK(contains(error_message([&] { twice.plan({port_array(DType::float64, {8})}, {}, {}); }),
                  "the loop size cannot be decided: every array passed is raw"));
   ElementwiseKernel scatter("T x", "raw T y", "y[i] = x", "cupy_port_raw_out_unsized");
-  CHECK(contains(error_of([&] { scatter.plan({described(DType::float64, {8})}, {}, {}); }),
+  CHECK(contains(error_message([&] { scatter.plan({port_array(DType::float64, {8})}, {}, {}); }),
                  "the size of raw output y cannot be decided"));
   // size= with a non-raw array passed is refused (CuPy: "Specified 'size' can be used only if
   // all of the ndarray are 'raw'"), naming the arrays.
-  CHECK(contains(error_of([&] { reverse.plan({described(DType::float32, {10})}, {described(DType::float32, {10})}, sized); }),
+  CHECK(contains(error_message([&] { reverse.plan({port_array(DType::float32, {10})}, {port_array(DType::float32, {10})}, sized); }),
                  "size= cannot be used with non-raw array arguments (y passed)"));
 }
 
@@ -115,7 +108,7 @@ TEST_CASE("CuPy port: a passed output takes part in broadcasting, so the inputs 
   using kernc::DType;
   // cupy: ElementwiseKernel('T x', 'T y', 'y = x * 2')(x_of_shape_3, y_of_shape_2x3)
   ElementwiseKernel twice("T x", "T y", "y = x * 2", "cupy_port_broadcast_to_output");
-  auto plan = twice.plan({described(DType::float32, {3})}, {described(DType::float32, {2, 3})}, {});
+  auto plan = twice.plan({port_array(DType::float32, {3})}, {port_array(DType::float32, {2, 3})}, {});
   CHECK(plan.shape() == std::vector<std::int64_t>{2, 3});
   CHECK_FALSE(plan.allocates_outputs());
 }

@@ -18,24 +18,17 @@
 #include "kernc/signature.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
+#include "thrown.hpp"
 
 using namespace kernc;
+using kernc::test::error_code_and_message;
 using kernc::test::contains;
 using kernc::test::nvrtc;
 
 namespace {
 
-ArrayRef described(DType dtype, std::vector<std::int64_t> shape) {
+ArrayRef verbatim_array(DType dtype, std::vector<std::int64_t> shape) {
   return ArrayRef::contiguous(std::uint64_t{0}, dtype, std::move(shape));
-}
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return std::string(to_string(error.code())) + ": " + error.what();
-  }
-  return "no error";
 }
 
 // Compiles `kernel` for `signature` on sm_90 with the real NVRTC; returns the error text
@@ -79,31 +72,31 @@ TEST_CASE("CuPy verbatim: an integer scalar out of its parameter's range is refu
   for (const Case& c : cases) {
     CAPTURE(to_string(c.dtype));
     CAPTURE(c.shown);
-    const ArrayRef x = described(c.dtype, {100});
-    const std::string error = error_of([&] { add.plan({x, c.bad}); });
+    const ArrayRef x = verbatim_array(c.dtype, {100});
+    const std::string error = error_code_and_message([&] { add.plan({x, c.bad}); });
     CHECK_MESSAGE(contains(error, "invalid_argument"), error);
     CHECK_MESSAGE(contains(error, std::string("the integer ") + c.shown + " is out of bounds for " + to_string(c.dtype) +
                                       " parameter \"T s\""),
                   error);
-    CHECK(error_of([&] { add.plan({x, c.good}); }) == "no error");
+    CHECK(error_code_and_message([&] { add.plan({x, c.good}); }) == "no error");
   }
   // A concrete parameter: the same rule, whatever the placeholder is.
-  CHECK(contains(error_of([&] { add8.plan({described(DType::float32, {8}), -1}); }),
+  CHECK(contains(error_code_and_message([&] { add8.plan({verbatim_array(DType::float32, {8}), -1}); }),
                  "the integer -1 is out of bounds for uint8 parameter \"uint8 s\""));
-  CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), 200}); }) == "no error");
+  CHECK(error_code_and_message([&] { add8.plan({verbatim_array(DType::float32, {8}), 200}); }) == "no error");
   // A NaN for an integer parameter is refused too (CuPy raises ValueError), not made 0.
-  CHECK(contains(error_of([&] { add8.plan({described(DType::float32, {8}), std::nan("")}); }),
+  CHECK(contains(error_code_and_message([&] { add8.plan({verbatim_array(DType::float32, {8}), std::nan("")}); }),
                  "a NaN cannot be converted to uint8 parameter \"uint8 s\""));
   // Other floating values keep C's conversion (truncate, saturate) and bool fits everything.
-  CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), -1.5}); }) == "no error");
-  CHECK(error_of([&] { add8.plan({described(DType::float32, {8}), true}); }) == "no error");
+  CHECK(error_code_and_message([&] { add8.plan({verbatim_array(DType::float32, {8}), -1.5}); }) == "no error");
+  CHECK(error_code_and_message([&] { add8.plan({verbatim_array(DType::float32, {8}), true}); }) == "no error");
   // Reductions check their scalars as well.
   const ReductionKernel scaled_sum("T x, T s", "T y", "x * s", "a + b", "y = a", "0", "verbatim_scaled_sum");
   CallOptions rows;
   rows.axes = std::vector<int>{1};
-  CHECK(contains(error_of([&] { scaled_sum.plan({described(DType::int8, {4, 4}), 1000}, {}, rows); }),
+  CHECK(contains(error_code_and_message([&] { scaled_sum.plan({verbatim_array(DType::int8, {4, 4}), 1000}, {}, rows); }),
                  "the integer 1000 is out of bounds for int8 parameter \"T s\""));
-  CHECK(error_of([&] { scaled_sum.plan({described(DType::int8, {4, 4}), -100}, {}, rows); }) == "no error");
+  CHECK(error_code_and_message([&] { scaled_sum.plan({verbatim_array(DType::int8, {4, 4}), -100}, {}, rows); }) == "no error");
 }
 
 TEST_CASE("CuPy verbatim: a raw kernel's declared integer parameter refuses a scalar out of its range") {
@@ -112,12 +105,12 @@ TEST_CASE("CuPy verbatim: a raw kernel's declared integer parameter refuses a sc
   if (i < n) out[i] = value;
 })",
                        "verbatim_fill");
-  const ArrayRef out = described(DType::uint8, {64});
-  CHECK(contains(error_of([&] { fill.check_arguments({out, -1, 64}); }),
+  const ArrayRef out = verbatim_array(DType::uint8, {64});
+  CHECK(contains(error_code_and_message([&] { fill.check_arguments({out, -1, 64}); }),
                  "the integer -1 is out of bounds for uint8 parameter \"unsigned char value\""));
-  CHECK(contains(error_of([&] { fill.check_arguments({out, 7, std::int64_t{1} << 40}); }),
+  CHECK(contains(error_code_and_message([&] { fill.check_arguments({out, 7, std::int64_t{1} << 40}); }),
                  "the integer 1099511627776 is out of bounds for int32 parameter \"int n\""));
-  CHECK(error_of([&] { fill.check_arguments({out, 255, 64}); }) == "no error");
+  CHECK(error_code_and_message([&] { fill.check_arguments({out, 255, 64}); }) == "no error");
 }
 
 TEST_CASE("CuPy verbatim: reduce_dims=False keeps extent-1 axes, so _ind indexes the broadcast shape") {
@@ -125,10 +118,10 @@ TEST_CASE("CuPy verbatim: reduce_dims=False keeps extent-1 axes, so _ind indexes
   keep.reduce_dims = false;
   const ElementwiseKernel coords("T x", "int32 y", "y = _ind.get()[2]", "verbatim_coords", keep);
   const ElementwiseKernel reduced("T x", "int32 y", "y = _ind.get()[1]", "verbatim_coords_reduced");
-  Call plan = coords.plan({described(DType::float32, {2, 1, 3, 4})});
+  Call plan = coords.plan({verbatim_array(DType::float32, {2, 1, 3, 4})});
   CHECK(plan.layout() == Layout{LayoutKind::strided, 4, false});
   // With reduce_dims (the default) the same array is one flat loop, as in CuPy.
-  CHECK(reduced.plan({described(DType::float32, {2, 1, 3, 4})}).layout().kind == LayoutKind::contiguous);
+  CHECK(reduced.plan({verbatim_array(DType::float32, {2, 1, 3, 4})}).layout().kind == LayoutKind::contiguous);
   CHECK(compile_error(coords, "float32 -> int32") == "");
 }
 
@@ -206,9 +199,9 @@ template <typename... Ts> __global__ void pack(Ts... xs) {}
   CHECK((*k)[0].name == "p");
   CHECK_FALSE((*k)[1].pointer);
   CHECK((*k)[1].dtype == DType::int32);
-  const ArrayRef x = described(DType::float32, {64});
-  CHECK(error_of([&] { module.check_arguments("k<float *>", {x, 64}); }) == "no error");
-  CHECK(contains(error_of([&] { module.check_arguments("k<float *>", {1.0f, 64}); }), "is a pointer"));
+  const ArrayRef x = verbatim_array(DType::float32, {64});
+  CHECK(error_code_and_message([&] { module.check_arguments("k<float *>", {x, 64}); }) == "no error");
+  CHECK(contains(error_code_and_message([&] { module.check_arguments("k<float *>", {1.0f, 64}); }), "is a pointer"));
   // A default type argument, and both given.
   auto with_default = module.parameters("scale<float>");
   REQUIRE(with_default);
@@ -219,7 +212,7 @@ template <typename... Ts> __global__ void pack(Ts... xs) {}
   auto both = module.parameters("scale<double, float>");
   REQUIRE(both);
   CHECK((*both)[2].dtype == DType::float32);
-  CHECK(contains(error_of([&] { module.check_arguments("scale<double, float>", {x, x, 2.0, -(1LL << 40)}); }),
+  CHECK(contains(error_code_and_message([&] { module.check_arguments("scale<double, float>", {x, x, 2.0, -(1LL << 40)}); }),
                  "out of bounds for int32 parameter \"int n\""));
   // A parameter pack is not read: no declaration, no checks from it (the driver's sizes decide).
   CHECK_FALSE(module.parameters("pack<int, float>"));

@@ -17,7 +17,7 @@ using kernc::dsl::plan_loop;
 using Shape = std::vector<std::int64_t>;
 
 namespace {
-const std::int64_t kThreads = 132 * 32 * 256;  // a full grid of an H200-sized launch
+const std::int64_t kGridThreads = 132 * 32 * 256;  // a full grid of an H200-sized launch
 
 ArrayRef array(Shape shape, DType dtype = DType::float32) { return ArrayRef::contiguous(std::uint64_t{4096}, dtype, std::move(shape)); }
 }  // namespace
@@ -48,7 +48,7 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
   SUBCASE("contiguous arrays of one shape collapse to a flat loop") {
     Shape shape{4, 5, 6};
     auto plan = plan_loop(shape, {broadcast_strides(array(shape), shape), broadcast_strides(array(shape), shape)}, {4, 4},
-                          true, kThreads, 0);
+                          true, kGridThreads, 0);
     CHECK(plan.layout.kind == LayoutKind::contiguous);
     CHECK(plan.shape == Shape{120});
     CHECK(plan.size == 120);
@@ -56,7 +56,7 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
   }
   SUBCASE("without collapsing, the same arrays keep their rank") {
     Shape shape{4, 5, 6};
-    auto plan = plan_loop(shape, {broadcast_strides(array(shape), shape)}, {4}, false, kThreads, 0);
+    auto plan = plan_loop(shape, {broadcast_strides(array(shape), shape)}, {4}, false, kGridThreads, 0);
     CHECK(plan.layout.kind == LayoutKind::strided);
     CHECK(plan.layout.rank == 3);
   }
@@ -64,7 +64,7 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
     ArrayRef t = array({6, 4}).transposed();  // shape (4, 6), strides (4, 16)
     Shape shape{4, 6};
     auto plan = plan_loop(shape, {broadcast_strides(t, shape), broadcast_strides(array(shape), shape)}, {4, 4}, true,
-                          kThreads, 0);
+                          kGridThreads, 0);
     CHECK(plan.layout.kind == LayoutKind::strided);
     CHECK(plan.layout.rank == 2);
     CHECK(plan.strides[0] == Shape{4, 16});
@@ -73,13 +73,13 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
   SUBCASE("a broadcast input is not contiguous") {
     Shape shape{3, 7};
     auto plan = plan_loop(shape, {broadcast_strides(array({7}), shape), broadcast_strides(array(shape), shape)}, {4, 4},
-                          true, kThreads, 0);
+                          true, kGridThreads, 0);
     CHECK(plan.layout.kind == LayoutKind::strided);
     CHECK(plan.layout.rank == 2);
   }
   SUBCASE("a reversed 1-D array is strided rank 1 with a negative stride") {
     ArrayRef r = array({9}).sliced(0, 8, -10, -1);
-    auto plan = plan_loop({9}, {broadcast_strides(r, {9})}, {4}, true, kThreads, 0);
+    auto plan = plan_loop({9}, {broadcast_strides(r, {9})}, {4}, true, kGridThreads, 0);
     CHECK(plan.layout.kind == LayoutKind::strided);
     CHECK(plan.strides[0] == Shape{-4});
   }
@@ -87,7 +87,7 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
     ArrayRef a = array({2, 1, 3, 1, 2, 2, 2, 2});
     std::vector<int> reversed = {7, 6, 5, 4, 3, 2, 1, 0};
     ArrayRef t = a.transposed(reversed);
-    auto plan = plan_loop(t.shape, {broadcast_strides(t, t.shape)}, {4}, true, kThreads, 0);
+    auto plan = plan_loop(t.shape, {broadcast_strides(t, t.shape)}, {4}, true, kGridThreads, 0);
     CHECK(plan.shape.size() == 6);
     CHECK(plan.layout.kind == LayoutKind::generic);
   }
@@ -96,26 +96,26 @@ TEST_CASE("dsl::plan_loop classifies layouts") {
     // broadcast keeps its axis of extent 1, so _ind.get()[2] is the third coordinate.
     Shape shape{2, 1, 3, 4};
     auto plan = plan_loop(shape, {broadcast_strides(array({3, 4}), shape), broadcast_strides(array(shape), shape)},
-                          {4, 4}, false, kThreads, 0);
+                          {4, 4}, false, kGridThreads, 0);
     CHECK(plan.shape == shape);
     CHECK(plan.layout.kind == LayoutKind::strided);
     CHECK(plan.layout.rank == 4);
     CHECK(plan.strides[0] == Shape{0, 0, 16, 4});
     CHECK(plan.strides[1] == Shape{48, 0, 16, 4});
     auto collapsed = plan_loop(shape, {broadcast_strides(array({3, 4}), shape), broadcast_strides(array(shape), shape)},
-                               {4, 4}, true, kThreads, 0);
+                               {4, 4}, true, kGridThreads, 0);
     CHECK(collapsed.shape == Shape{2, 12});
   }
   SUBCASE("64-bit indexing past 2^31 elements, or when byte offsets pass it") {
     Shape big{std::int64_t{1} << 31};
-    auto plan = plan_loop(big, {broadcast_strides(array(big, DType::int8), big)}, {1}, true, kThreads, 0);
+    auto plan = plan_loop(big, {broadcast_strides(array(big, DType::int8), big)}, {1}, true, kGridThreads, 0);
     CHECK(plan.layout.index64);
     Shape mid{std::int64_t{1} << 29};  // 2^29 float64: 4 GiB of byte offsets
-    auto wide = plan_loop(mid, {broadcast_strides(array(mid, DType::float64), mid)}, {8}, true, kThreads, 0);
+    auto wide = plan_loop(mid, {broadcast_strides(array(mid, DType::float64), mid)}, {8}, true, kGridThreads, 0);
     CHECK(wide.layout.index64);
-    auto narrow = plan_loop({1000}, {broadcast_strides(array({1000}), {1000})}, {4}, true, kThreads, 0);
+    auto narrow = plan_loop({1000}, {broadcast_strides(array({1000}), {1000})}, {4}, true, kGridThreads, 0);
     CHECK_FALSE(narrow.layout.index64);
-    auto raw_wide = plan_loop({1000}, {broadcast_strides(array({1000}), {1000})}, {4}, true, kThreads,
+    auto raw_wide = plan_loop({1000}, {broadcast_strides(array({1000}), {1000})}, {4}, true, kGridThreads,
                               std::int64_t{3} << 30);
     CHECK(raw_wide.layout.index64);
   }
@@ -132,7 +132,7 @@ TEST_CASE("dsl::tile_transposed_inputs: an input transposed against the outputs 
     return out;
   };
   SUBCASE("x + t.T into a C-ordered output: t is staged, x is not") {
-    auto plan = plan_loop(shape, strides_of({c, t, c}), {4, 4, 4}, true, kThreads, 0, true, 2);
+    auto plan = plan_loop(shape, strides_of({c, t, c}), {4, 4, 4}, true, kGridThreads, 0, true, 2);
     REQUIRE(tile_transposed_inputs(plan, 2));
     CHECK(plan.layout.kind == LayoutKind::tiled);
     CHECK(plan.layout.rank == 2);
@@ -140,14 +140,14 @@ TEST_CASE("dsl::tile_transposed_inputs: an input transposed against the outputs 
     CHECK(plan.staged == 0b10u);
   }
   SUBCASE("C-ordered inputs into a Fortran-ordered output: the loop follows the output, the inputs are staged") {
-    auto plan = plan_loop(shape, strides_of({c, c, t}), {4, 4, 4}, true, kThreads, 0, true, 2);
+    auto plan = plan_loop(shape, strides_of({c, c, t}), {4, 4, 4}, true, kGridThreads, 0, true, 2);
     CHECK(plan.shape == Shape{48, 64});  // the output's order: its contiguous axis last
     CHECK(plan.strides[2] == Shape{256, 4});
     REQUIRE(tile_transposed_inputs(plan, 2));
     CHECK(plan.staged == 0b11u);
   }
   SUBCASE("without reordering (the kernel names i) the C order stays, and the tiles still apply") {
-    auto plan = plan_loop(shape, strides_of({t, c}), {4, 4}, true, kThreads, 0, false, 1);
+    auto plan = plan_loop(shape, strides_of({t, c}), {4, 4}, true, kGridThreads, 0, false, 1);
     CHECK(plan.shape == shape);
     REQUIRE(tile_transposed_inputs(plan, 1));
     CHECK(plan.staged == 0b1u);
@@ -156,28 +156,28 @@ TEST_CASE("dsl::tile_transposed_inputs: an input transposed against the outputs 
     const Shape batch{5, 64, 48};
     const ArrayRef bt = array({5, 48, 64}).transposed({0, 2, 1});
     auto plan = plan_loop(batch, {broadcast_strides(bt, batch), broadcast_strides(array(batch), batch)}, {8, 8}, true,
-                          kThreads, 0, true, 1);
+                          kGridThreads, 0, true, 1);
     REQUIRE(tile_transposed_inputs(plan, 1));
     CHECK(plan.layout.str() == "tiled3-i32");
   }
   SUBCASE("not tiled: broadcast columns, narrow tiles, no transposed input, no outputs, too high a rank") {
     const ArrayRef column = array({64, 1});  // stride 0 along the columns: read once per row, no tile needed
-    auto broadcast = plan_loop(shape, strides_of({column, c}), {4, 4}, true, kThreads, 0, true, 1);
+    auto broadcast = plan_loop(shape, strides_of({column, c}), {4, 4}, true, kGridThreads, 0, true, 1);
     CHECK_FALSE(tile_transposed_inputs(broadcast, 1));
     CHECK(broadcast.layout.kind == LayoutKind::strided);
     const Shape thin{64, 8};
     const ArrayRef thin_t = array({8, 64}).transposed();
     auto narrow = plan_loop(thin, {broadcast_strides(thin_t, thin), broadcast_strides(array(thin), thin)}, {4, 4}, true,
-                            kThreads, 0, true, 1);
+                            kGridThreads, 0, true, 1);
     CHECK_FALSE(tile_transposed_inputs(narrow, 1));
-    auto every_second = plan_loop({64}, {{8}, {4}}, {4, 4}, true, kThreads, 0, true, 1);
+    auto every_second = plan_loop({64}, {{8}, {4}}, {4, 4}, true, kGridThreads, 0, true, 1);
     CHECK_FALSE(tile_transposed_inputs(every_second, 1));
-    auto inputs_only = plan_loop(shape, strides_of({c, t}), {4, 4}, true, kThreads, 0, true, 2);
+    auto inputs_only = plan_loop(shape, strides_of({c, t}), {4, 4}, true, kGridThreads, 0, true, 2);
     CHECK_FALSE(tile_transposed_inputs(inputs_only, 2));
     const Shape four{3, 5, 64, 48};
     const ArrayRef t4 = array({5, 3, 48, 64}).transposed({1, 0, 3, 2});
     auto high = plan_loop(four, {broadcast_strides(t4, four), broadcast_strides(array(four), four)}, {4, 4}, true,
-                          kThreads, 0, true, 1);
+                          kGridThreads, 0, true, 1);
     CHECK(high.shape.size() == 4);
     CHECK_FALSE(tile_transposed_inputs(high, 1));
     CHECK(high.layout.kind == LayoutKind::strided);

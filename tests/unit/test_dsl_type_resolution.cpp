@@ -58,7 +58,7 @@ void check_message(const std::string& message, const std::vector<std::string>& p
   }
 }
 
-const ElementwiseKernel& saxpy() {
+const ElementwiseKernel& saxpy_kernel() {
   static const ElementwiseKernel kernel("T a, T x, T y", "T z", "z = a * x + y", "saxpy");
   return kernel;
 }
@@ -68,7 +68,7 @@ const ElementwiseKernel& saxpy() {
 TEST_CASE("dsl::resolve_types binds a placeholder with the first array argument") {
   for (DType d : {DType::float32, DType::float64, DType::int8, DType::complex128, DType::bfloat16}) {
     CAPTURE(std::string(kernc::to_string(d)));
-    ResolvedTypes r = kernc::resolve(saxpy(), call({arr(d), arr(d), arr(d)}));
+    ResolvedTypes r = kernc::resolve(saxpy_kernel(), call({arr(d), arr(d), arr(d)}));
     CHECK(r.placeholders == std::map<std::string, DType>{{"T", d}});
     CHECK(r.inputs == std::vector<DType>{d, d, d});
     CHECK(r.outputs == std::vector<DType>{d});
@@ -76,28 +76,28 @@ TEST_CASE("dsl::resolve_types binds a placeholder with the first array argument"
 }
 
 TEST_CASE("dsl::resolve_types: a placeholder must agree with every later array") {
-  check_message(resolve_error(saxpy(), call({arr(DType::float32), arr(DType::float64), arr(DType::float32)})),
+  check_message(resolve_error(saxpy_kernel(), call({arr(DType::float32), arr(DType::float64), arr(DType::float32)})),
                 {"saxpy: type placeholder T is float32 (from a) but x is an array of float64"});
-  check_message(resolve_error(saxpy(), call({scalar(DType::float32), arr(DType::int32), arr(DType::int64)})),
+  check_message(resolve_error(saxpy_kernel(), call({scalar(DType::float32), arr(DType::int32), arr(DType::int64)})),
                 {"saxpy: type placeholder T is int32 (from x) but y is an array of int64"});
 }
 
 TEST_CASE("dsl::resolve_types looks at the outputs first") {
   SUBCASE("an output array of float64 binds T, so float32 inputs disagree with it") {
     std::string message = resolve_error(
-        saxpy(), call({scalar(DType::float32), arr(DType::float32), arr(DType::float32)}, {DType::float64}));
+        saxpy_kernel(), call({scalar(DType::float32), arr(DType::float32), arr(DType::float32)}, {DType::float64}));
     check_message(message, {"type placeholder T is float64 (from z)", "x is an array of float32"});
   }
   SUBCASE("an output array decides T for the inputs when they agree") {
     ResolvedTypes r =
-        kernc::resolve(saxpy(), call({scalar(DType::int32), arr(DType::float64), arr(DType::float64)}, {DType::float64}));
+        kernc::resolve(saxpy_kernel(), call({scalar(DType::int32), arr(DType::float64), arr(DType::float64)}, {DType::float64}));
     CHECK(r.placeholders.at("T") == DType::float64);
     CHECK(r.inputs == std::vector<DType>{DType::float64, DType::float64, DType::float64});
     CHECK(r.outputs == std::vector<DType>{DType::float64});
   }
   SUBCASE("an output left to kernc (nullopt) binds nothing") {
     ResolvedTypes r =
-        kernc::resolve(saxpy(), call({scalar(DType::float64), arr(DType::int16), arr(DType::int16)}, {std::nullopt}));
+        kernc::resolve(saxpy_kernel(), call({scalar(DType::float64), arr(DType::int16), arr(DType::int16)}, {std::nullopt}));
     CHECK(r.placeholders.at("T") == DType::int16);
     CHECK(r.outputs == std::vector<DType>{DType::int16});
   }
@@ -171,24 +171,24 @@ TEST_CASE("dsl::resolve_types: a placeholder only scalars have is an error with 
 
 TEST_CASE("dsl::resolve_types: explicit bindings") {
   SUBCASE("agree with arrays or fail naming the binding") {
-    CHECK(kernc::resolve(saxpy(), call({scalar(DType::float32), arr(DType::float64), arr(DType::float64)}, {},
+    CHECK(kernc::resolve(saxpy_kernel(), call({scalar(DType::float32), arr(DType::float64), arr(DType::float64)}, {},
                                        {{"T", DType::float64}}))
               .placeholders.at("T") == DType::float64);
-    check_message(resolve_error(saxpy(), call({scalar(DType::float32), arr(DType::float32), arr(DType::float32)}, {},
+    check_message(resolve_error(saxpy_kernel(), call({scalar(DType::float32), arr(DType::float32), arr(DType::float32)}, {},
                                               {{"T", DType::float64}})),
                   {"type placeholder T is float64 (from an explicit binding) but x is an array of float32"});
   }
   SUBCASE("of a letter the kernel does not have") {
-    check_message(resolve_error(saxpy(), call({arr(DType::float32), arr(DType::float32), arr(DType::float32)}, {},
+    check_message(resolve_error(saxpy_kernel(), call({arr(DType::float32), arr(DType::float32), arr(DType::float32)}, {},
                                               {{"U", DType::float32}})),
                   {"saxpy: cannot bind U: the kernel has no type placeholder U"});
   }
 }
 
 TEST_CASE("dsl::resolve_types checks the argument counts") {
-  check_message(resolve_error(saxpy(), call({arr(DType::float32), arr(DType::float32)})),
+  check_message(resolve_error(saxpy_kernel(), call({arr(DType::float32), arr(DType::float32)})),
                 {"saxpy takes 3 input(s), got 2"});
-  check_message(resolve_error(saxpy(), call({arr(DType::float32), arr(DType::float32), arr(DType::float32),
+  check_message(resolve_error(saxpy_kernel(), call({arr(DType::float32), arr(DType::float32), arr(DType::float32),
                                              arr(DType::float32)})),
                 {"saxpy takes 3 input(s), got 4"});
   ElementwiseKernel two("T x", "T y, T z", "y = x; z = x", "two");

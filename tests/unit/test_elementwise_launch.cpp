@@ -31,8 +31,10 @@
 #include "platform/files.hpp"
 #include "runtime/driver.hpp"
 #include "temp_dir.hpp"
+#include "thrown.hpp"
 
 using namespace kernc;
+using kernc::test::error_message;
 using kernc::test::contains;
 
 namespace {
@@ -142,15 +144,6 @@ struct KeptSaxpy {
   const Call plan;
 };
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
-
 }  // namespace
 
 TEST_CASE("elementwise::launch of a kept plan packs each call's addresses and scalars into the plan's parameters") {
@@ -241,8 +234,8 @@ TEST_CASE("elementwise::operator() remembers its plans: the same arguments launc
   CHECK(allocated[0].owns_memory());
   CHECK(gpus.first->launches.back().field<std::uint64_t>(3) == allocated[0].ref().data);
   // The usage errors of a call are those of a first call, remembered plans or not.
-  CHECK(contains(error_of([&] { saxpy({1.0f, x}, {z}, gpus.options); }), "saxpy_hot takes 3 input(s)"));
-  CHECK(contains(error_of([&] { saxpy({1.0f, x, ArrayRef::contiguous(std::uint64_t{0}, DType::float32, {300})}, {z}, gpus.options); }),
+  CHECK(contains(error_message([&] { saxpy({1.0f, x}, {z}, gpus.options); }), "saxpy_hot takes 3 input(s)"));
+  CHECK(contains(error_message([&] { saxpy({1.0f, x, ArrayRef::contiguous(std::uint64_t{0}, DType::float32, {300})}, {z}, gpus.options); }),
                  "null data pointer"));
   // An empty loop launches nothing, planned or remembered.
   const std::size_t launched = gpus.first->launches.size();
@@ -255,7 +248,7 @@ TEST_CASE("elementwise::operator() remembers its plans: the same arguments launc
   // size= is an option of the plan: the same arrays with it are refused, as without a memo.
   CallOptions sized = gpus.options;
   sized.size = 300;
-  CHECK(contains(error_of([&] { saxpy({1.0f, x, x}, {z}, sized); }), "size= cannot be used"));
+  CHECK(contains(error_message([&] { saxpy({1.0f, x, x}, {z}, sized); }), "size= cannot be used"));
 }
 
 TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: another GPU gets its own plan") {
@@ -282,7 +275,7 @@ TEST_CASE("elementwise::a remembered plan is for its GPU's multiprocessors: anot
   CallOptions plan_options = on_second;
   plan_options.multiprocessors = 132;
   const Call plan = saxpy.plan({1.0f, raw_x, raw_x}, {raw_z}, plan_options);
-  CHECK(contains(error_of([&] { plan.launch({1.0f, raw_x, raw_x}, {raw_z}); }),
+  CHECK(contains(error_message([&] { plan.launch({1.0f, raw_x, raw_x}, {raw_z}); }),
                  "the plan is for a GPU with 132 multiprocessors; GPU 62 has 80"));
 }
 
@@ -316,7 +309,7 @@ TEST_CASE("elementwise::aliasing is checked on every launch of a plan: overlappi
 
   const ElementwiseKernel split("T x", "T y, T z", "y = x; z = x", "split_hot");
   const Call two = split.plan({y}, {head, head}, plan_options);
-  CHECK(contains(error_of([&] { two.launch({y}, {head, shifted_out}); }),
+  CHECK(contains(error_message([&] { two.launch({y}, {head, shifted_out}); }),
                  "split_hot: outputs y and z overlap in memory"));
   DeviceArray w = gpus.array(1000);
   two.launch({y}, {head, w});
@@ -356,10 +349,10 @@ TEST_CASE("elementwise::a new engine at a dead engine's address is not handed th
   Engine* second = new (storage) Engine(config_for(gpus.dir / "empty", "never"));
   CHECK(second->id() != first_id);
   options.engine = second;
-  CHECK(contains(error_of([&] { saxpy({2.0f, x, y}, {z}, options); }), "and compiling is off"));
+  CHECK(contains(error_message([&] { saxpy({2.0f, x, y}, {z}, options); }), "and compiling is off"));
   // A plan outliving its engine must not be used (the engine is its own, and gone); a new
   // engine at the dead one's address is still never handed the dead engine's functions.
-  CHECK(contains(error_of([&] { first_plan.launch({2.0f, x, y}, {z}); }), "and compiling is off"));
+  CHECK(contains(error_message([&] { first_plan.launch({2.0f, x, y}, {z}); }), "and compiling is off"));
   CHECK(second->loaded_modules() == 0);
   second->~Engine();
 }
@@ -398,16 +391,16 @@ TEST_CASE("elementwise::launch_into packs what launch packs, into the caller's o
   CHECK(last.field<std::uint64_t>(3) == z.ref().data);
 
   // The checks launch() makes, and one of its own: the outputs are required.
-  CHECK(contains(error_of([&] { plan.launch_into({2.0f, x, y}, {}); }),
+  CHECK(contains(error_message([&] { plan.launch_into({2.0f, x, y}, {}); }),
                  "launch_into writes the caller's outputs, and none were given"));
   ArrayRef null_z = z.ref();
   null_z.data = 0;
-  CHECK(contains(error_of([&] { plan.launch_into({2.0f, x, y}, {null_z}); }),
+  CHECK(contains(error_message([&] { plan.launch_into({2.0f, x, y}, {null_z}); }),
                  "saxpy_hot: null data pointer"));
   DeviceArray short_z = gpus.array(999);
-  CHECK(error_of([&] { plan.launch_into({2.0f, x, y}, {short_z}); }) ==
-        error_of([&] { plan.launch({2.0f, x, y}, {short_z}); }));
-  CHECK(error_of([&] { plan.launch_into({2.0f, x, y}, {short_z}); }) != "no error");
+  CHECK(error_message([&] { plan.launch_into({2.0f, x, y}, {short_z}); }) ==
+        error_message([&] { plan.launch({2.0f, x, y}, {short_z}); }));
+  CHECK(error_message([&] { plan.launch_into({2.0f, x, y}, {short_z}); }) != "no error");
   // An input that is the very same view as the output is read before it is written: no copy.
   const std::size_t launches = gpus.first->launches.size();
   ArrayRef z_as_input = z.ref();

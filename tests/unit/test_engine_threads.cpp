@@ -37,7 +37,7 @@ constexpr int kThreads = 32;
 constexpr int kRounds = 3;
 
 // One lookup a thread makes: a program from one of the shared kernel objects.
-struct Job {
+struct ThreadJob {
   std::string what;
   std::function<Program()> make;
 };
@@ -74,7 +74,7 @@ TEST_CASE("threads::32 threads sharing one Engine compile each program once and 
   }
   const Layout contiguous = Layout::parse("contiguous-i32");
   const Layout generic = Layout::parse("generic-i64");
-  std::vector<Job> shared = {
+  std::vector<ThreadJob> shared = {
       {"add float32", [&] { return kernc::program(add, arrays({DType::float32, DType::float32}), contiguous); }},
       {"add float64", [&] { return kernc::program(add, arrays({DType::float64, DType::float64}), contiguous); }},
       {"sum of squares float32", [&] { return kernc::program(sum_of_squares, arrays({DType::float32}), generic); }},
@@ -91,7 +91,7 @@ TEST_CASE("threads::32 threads sharing one Engine compile each program once and 
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      std::vector<Job> jobs = shared;
+      std::vector<ThreadJob> jobs = shared;
       jobs.push_back({"scale " + std::to_string(t % 4),
                       [&, t] { return kernc::program(scales[static_cast<std::size_t>(t % 4)], arrays({DType::float32}), contiguous); }});
       --waiting;
@@ -99,7 +99,7 @@ TEST_CASE("threads::32 threads sharing one Engine compile each program once and 
       try {
         for (int round = 0; round < kRounds; ++round) {
           for (std::size_t j = 0; j < jobs.size(); ++j) {
-            const Job& job = jobs[(j + static_cast<std::size_t>(t)) % jobs.size()];  // each thread its own order
+            const ThreadJob& job = jobs[(j + static_cast<std::size_t>(t)) % jobs.size()];  // each thread its own order
             const kernc::Compiler& compiler = engine.compiler(kernc::Backend::cuda);
             kernc::CacheResult result = engine.cache().get_or_compile(job.make(), kernc::Target::parse("sm_90"), compiler);
             std::lock_guard<std::mutex> lock(mutex);

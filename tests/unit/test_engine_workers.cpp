@@ -40,7 +40,7 @@ using kernc::test::contains;
 
 namespace {
 
-constexpr int kThreads = 4;
+constexpr int kWorkerThreads = 4;
 
 // An engine on its own cache directory, from this process's environment with `settings`
 // on top (an empty value unsets a variable).
@@ -81,14 +81,14 @@ struct Compiled {
   kernc::CacheOutcome outcome;
 };
 
-// kThreads threads, started together, each compiling its own program through `engine`.
+// kWorkerThreads threads, started together, each compiling its own program through `engine`.
 std::vector<Compiled> first_compiles(Engine& engine) {
-  std::vector<Compiled> results(kThreads);
+  std::vector<Compiled> results(kWorkerThreads);
   std::vector<std::string> errors;
   std::mutex mutex;
-  std::atomic<int> waiting{kThreads};
+  std::atomic<int> waiting{kWorkerThreads};
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
+  for (int t = 0; t < kWorkerThreads; ++t) {
     threads.emplace_back([&, t] {
       const kernc::Program program = distinct_program(t);
       --waiting;
@@ -123,12 +123,12 @@ TEST_CASE("engine workers::threads' first compiles in worker processes build the
     CHECK(engine.config().compile_workers.source == "default");
     in_process = first_compiles(engine);
     CHECK(compile_worker_children().empty());  // in-process by default
-    CHECK(engine.cache().stats().compiles == kThreads);
+    CHECK(engine.cache().stats().compiles == kWorkerThreads);
   }
   Engine engine(config_with(dir / "workers", {{"KERNC_COMPILE_WORKERS", "2"}, {"KERNC_COMPILE_WORKER", KERNC_CLI_BINARY}}));
   CHECK(engine.config().compile_workers.value == 2);
   const std::vector<Compiled> in_workers = first_compiles(engine);
-  for (int t = 0; t < kThreads; ++t) {
+  for (int t = 0; t < kWorkerThreads; ++t) {
     INFO("program " << t);
     const auto& here = in_process[static_cast<std::size_t>(t)];
     const auto& there = in_workers[static_cast<std::size_t>(t)];
@@ -137,7 +137,7 @@ TEST_CASE("engine workers::threads' first compiles in worker processes build the
     CHECK(!there.binary.empty());
     CHECK(there.binary == here.binary);  // byte for byte
   }
-  CHECK(engine.cache().stats().compiles == kThreads);
+  CHECK(engine.cache().stats().compiles == kWorkerThreads);
   // The workers ran the compiles and stay for the next ones: children of this process that
   // run `kernc __compile-worker`, at most as many as asked for. (Four threads on two
   // workers: both were started unless one worker finished before the second was needed.)

@@ -21,7 +21,7 @@ namespace {
 const std::string kKey = kernc::platform::sha256_hex("test_entry_format key");
 const std::string kOtherKey = kernc::platform::sha256_hex("another key");
 
-CompilerIdentity identity() {
+CompilerIdentity nvrtc_identity() {
   CompilerIdentity id;
   id.backend = kernc::Backend::cuda;
   id.library_path = "/usr/local/cuda/lib64/libnvrtc.so.13";
@@ -31,7 +31,7 @@ CompilerIdentity identity() {
 }
 
 // A program whose binary holds NULs and high bytes, as a real cubin does.
-CompiledProgram sample_program() {
+CompiledProgram sample_compiled() {
   CompiledProgram program;
   program.target = Target::parse("sm_90a");
   program.binary = std::string("\x7f" "ELF\0\1\2", 7);
@@ -71,8 +71,8 @@ std::uint32_t metadata_size(const std::string& entry) {
 }  // namespace
 
 TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
-  const CompiledProgram program = sample_program();
-  const std::string bytes = encode_entry(kKey, program, identity());
+  const CompiledProgram program = sample_compiled();
+  const std::string bytes = encode_entry(kKey, program, nvrtc_identity());
   REQUIRE(bytes.size() > kEntryHeaderSize + program.binary.size());
   CHECK(bytes.substr(0, 8) == "KERNCENT");
   CHECK(bytes.size() == kEntryHeaderSize + metadata_size(bytes) + program.binary.size());
@@ -93,8 +93,8 @@ TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
   CHECK(entry->program.target.str() == "sm_90a");
   CHECK(entry->program.compiler == program.compiler);
   CHECK(entry->program.compile_ms == doctest::Approx(program.compile_ms));
-  CHECK(entry->metadata.at("compiler_library") == identity().library_path);
-  CHECK(entry->metadata.at("compiler_tag") == identity().tag());
+  CHECK(entry->metadata.at("compiler_library") == nvrtc_identity().library_path);
+  CHECK(entry->metadata.at("compiler_tag") == nvrtc_identity().tag());
   CHECK(entry->metadata.at("compiler_reported") == "nvrtc 13.0 sm_80 sm_90");
   CHECK(entry->metadata.at("backend") == "cuda");
   CHECK(entry->metadata.at("binary_kind") == "cubin");
@@ -110,7 +110,7 @@ TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
       INFO("target = " << name);
       CompiledProgram other = program;
       other.target = Target::parse(name);
-      auto decoded = decode_entry(encode_entry(kKey, other, identity()), kKey, &problem);
+      auto decoded = decode_entry(encode_entry(kKey, other, nvrtc_identity()), kKey, &problem);
       REQUIRE_MESSAGE(decoded.has_value(), problem);
       CHECK(decoded->program.target == other.target);
     }
@@ -120,7 +120,7 @@ TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
     empty.binary.clear();
     empty.log.clear();
     empty.lowered_names.clear();
-    auto decoded = decode_entry(encode_entry(kKey, empty, identity()), kKey, &problem);
+    auto decoded = decode_entry(encode_entry(kKey, empty, nvrtc_identity()), kKey, &problem);
     REQUIRE_MESSAGE(decoded.has_value(), problem);
     CHECK(decoded->program.binary.empty());
     CHECK(decoded->program.log.empty());
@@ -129,7 +129,7 @@ TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
   SUBCASE("a log with bytes that are not UTF-8 is stored, with replacement characters") {
     CompiledProgram odd = program;
     odd.log = "bad byte \xff here";
-    auto decoded = decode_entry(encode_entry(kKey, odd, identity()), kKey, &problem);
+    auto decoded = decode_entry(encode_entry(kKey, odd, nvrtc_identity()), kKey, &problem);
     REQUIRE_MESSAGE(decoded.has_value(), problem);
     CHECK(contains(decoded->program.log, "bad byte "));
     CHECK(contains(decoded->program.log, " here"));
@@ -138,7 +138,7 @@ TEST_CASE("cache::encode_entry and decode_entry round trip every field") {
 }
 
 TEST_CASE("cache::decode_entry rejects every truncation") {
-  const std::string bytes = encode_entry(kKey, sample_program(), identity());
+  const std::string bytes = encode_entry(kKey, sample_compiled(), nvrtc_identity());
   for (size_t length = 0; length < bytes.size(); ++length) {
     std::string problem;
     auto entry = decode_entry(std::string_view(bytes).substr(0, length), kKey, &problem);
@@ -159,7 +159,7 @@ TEST_CASE("cache::decode_entry rejects every truncation") {
 }
 
 TEST_CASE("cache::decode_entry rejects every single flipped byte") {
-  const std::string bytes = encode_entry(kKey, sample_program(), identity());
+  const std::string bytes = encode_entry(kKey, sample_compiled(), nvrtc_identity());
   const size_t metadata_end = kEntryHeaderSize + metadata_size(bytes);
   for (unsigned char mask : {0x01, 0x80, 0xff}) {
     for (size_t offset = 0; offset < bytes.size(); ++offset) {
@@ -185,7 +185,7 @@ TEST_CASE("cache::decode_entry rejects every single flipped byte") {
 }
 
 TEST_CASE("cache::decode_entry names the problem") {
-  const std::string bytes = encode_entry(kKey, sample_program(), identity());
+  const std::string bytes = encode_entry(kKey, sample_compiled(), nvrtc_identity());
   std::string problem;
   SUBCASE("wrong magic") {
     std::string damaged = bytes;

@@ -218,7 +218,7 @@ TEST_CASE("float8: Scalar converts to and from the float8 dtypes as cuda_fp8.h d
 namespace {
 
 // One engine on the cpu runtime, its cache in a temporary directory.
-struct HostEngine {
+struct Float8Host {
   test::TempDir dir;
   std::string cache_dir = dir.path() + "/cache";
   std::unique_ptr<Engine> engine = std::make_unique<Engine>(Config::from_environment([this](const char* name) -> const char* {
@@ -235,15 +235,15 @@ struct HostEngine {
   }
 };
 
-HostEngine& host() {
-  static HostEngine engine;
+Float8Host& float8_host() {
+  static Float8Host engine;
   return engine;
 }
 
 }  // namespace
 
 TEST_CASE("float8: the device header on the host backend converts every code and float as the reference") {
-  const Device device = host().engine->device(0);
+  const Device device = float8_host().engine->device(0);
   const ElementwiseKernel decode("T q", "float32 y", "y = q", "float8_decode");
   const ElementwiseKernel encode("F x", "T q", "q = x", "float8_encode");
   for (DType dtype : kFormats) {
@@ -251,7 +251,7 @@ TEST_CASE("float8: the device header on the host backend converts every code and
     CAPTURE(dtype_name);
     std::vector<std::uint8_t> codes(256);
     for (unsigned k = 0; k < 256; ++k) codes[k] = static_cast<std::uint8_t>(k);
-    const auto decoded = decode({DeviceArray::from_host(device, dtype, {256}, codes.data())}, {}, host().options())[0]
+    const auto decoded = decode({DeviceArray::from_host(device, dtype, {256}, codes.data())}, {}, float8_host().options())[0]
                              .to_host_vector<float>();
     for (unsigned code = 0; code < 256; ++code) {
       CAPTURE(hex(code));
@@ -261,7 +261,7 @@ TEST_CASE("float8: the device header on the host backend converts every code and
     const std::vector<float> xs = test_floats(dtype, 100000);
     const auto n = static_cast<std::int64_t>(xs.size());
     const DeviceArray q = DeviceArray::empty(device, dtype, {n});
-    encode({DeviceArray::from_host(device, DType::float32, {n}, xs.data())}, {q}, host().options());
+    encode({DeviceArray::from_host(device, DType::float32, {n}, xs.data())}, {q}, float8_host().options());
     const auto got = q.to_host_vector<std::uint8_t>();
     std::size_t failures = 0;
     for (std::size_t k = 0; k < xs.size(); ++k) {
@@ -273,7 +273,7 @@ TEST_CASE("float8: the device header on the host backend converts every code and
     const std::vector<double> ds = test_doubles(dtype, 20000);
     const auto m = static_cast<std::int64_t>(ds.size());
     const DeviceArray qd = DeviceArray::empty(device, dtype, {m});
-    encode({DeviceArray::from_host(device, DType::float64, {m}, ds.data())}, {qd}, host().options());
+    encode({DeviceArray::from_host(device, DType::float64, {m}, ds.data())}, {qd}, float8_host().options());
     const auto got_d = qd.to_host_vector<std::uint8_t>();
     for (std::size_t k = 0; k < ds.size(); ++k) {
       const unsigned want = float8_reference_encode(dtype, ds[k], false);
@@ -285,7 +285,7 @@ TEST_CASE("float8: the device header on the host backend converts every code and
 
 TEST_CASE("float8: a quantize/dequantize kernel with a scale on the host backend, bit for bit") {
   // The inference server's pair: q = x / scale rounded to float8 (saturating), y = q * scale.
-  const Device device = host().engine->device(0);
+  const Device device = float8_host().engine->device(0);
   const ElementwiseKernel quantize("float32 x, float32 inv_scale", "T q", "q = x * inv_scale", "float8_quantize");
   const ElementwiseKernel dequantize("T q, float32 scale", "float32 y", "y = q * scale", "float8_dequantize");
   for (DType dtype : kFormats) {
@@ -304,9 +304,9 @@ TEST_CASE("float8: a quantize/dequantize kernel with a scale on the host backend
       }
       const float scale = dtype == DType::float8_e5m2 ? 1.0f / 2048.0f : 0.0234375f, inv_scale = 1.0f / scale;
       const DeviceArray q = DeviceArray::empty(device, dtype, {n});
-      quantize({DeviceArray::from_host(device, DType::float32, {n}, x.data()), inv_scale}, {q}, host().options());
+      quantize({DeviceArray::from_host(device, DType::float32, {n}, x.data()), inv_scale}, {q}, float8_host().options());
       const auto codes = q.to_host_vector<std::uint8_t>();
-      const auto y = dequantize({q, scale}, {}, host().options())[0].to_host_vector<float>();
+      const auto y = dequantize({q, scale}, {}, float8_host().options())[0].to_host_vector<float>();
       std::size_t failures = 0;
       for (std::size_t k = 0; k < x.size(); ++k) {
         const float scaled = x[k] * inv_scale;
@@ -323,7 +323,7 @@ TEST_CASE("float8: a quantize/dequantize kernel with a scale on the host backend
 }
 
 TEST_CASE("float8: arithmetic, comparisons, conversions between storage floats and a reduction on the host backend") {
-  const Device device = host().engine->device(0);
+  const Device device = float8_host().engine->device(0);
   // Two float8s compute in float and round once when stored; a float8 converts to and
   // from the other storage floats through float; a double scalar converts directly.
   const ElementwiseKernel mix("T a, T b, float16 h, bfloat16 g", "T c, U d, float32 e",
@@ -344,7 +344,7 @@ TEST_CASE("float8: arithmetic, comparisons, conversions between storage floats a
     mix({DeviceArray::from_host(device, dtype, {256}, a_codes.data()), DeviceArray::from_host(device, dtype, {256}, b_codes.data()),
          DeviceArray::from_host(device, DType::float16, {256}, halves.data()),
          DeviceArray::from_host(device, DType::bfloat16, {256}, bhalves.data())},
-        {c, d, e}, host().options());
+        {c, d, e}, float8_host().options());
     const auto cs = c.to_host_vector<std::uint8_t>(), ds = d.to_host_vector<std::uint8_t>();
     const auto es = e.to_host_vector<float>();
     for (unsigned k = 0; k < 256; ++k) {
@@ -373,13 +373,13 @@ TEST_CASE("float8: arithmetic, comparisons, conversions between storage floats a
     want += float8_e4m3fn_to_float(code);
   }
   const auto total = sum({DeviceArray::from_host(device, DType::float8_e4m3fn, {5000}, codes.data())}, std::nullopt, false, {},
-                         host().options())[0]
+                         float8_host().options())[0]
                          .to_host_vector<float>();
   CHECK(total[0] == static_cast<float>(want));
 }
 
 TEST_CASE("bfloat16: y = x * a + b computes as float16 does (in float, rounded once when stored)") {
-  const Device device = host().engine->device(0);
+  const Device device = float8_host().engine->device(0);
   const ElementwiseKernel affine("T x, T a, T b", "T y", "y = x * a + b", "half_affine");
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
@@ -392,7 +392,7 @@ TEST_CASE("bfloat16: y = x * a + b computes as float16 does (in float, rounded o
     std::vector<std::uint16_t> x(static_cast<std::size_t>(n));
     for (auto& v : x) v = to(dist(rng));
     const Scalar a = Scalar::of(dtype, 1.3), b = Scalar::of(dtype, -0.7);
-    const auto y = affine({DeviceArray::from_host(device, dtype, {n}, x.data()), a, b}, {}, host().options())[0]
+    const auto y = affine({DeviceArray::from_host(device, dtype, {n}, x.data()), a, b}, {}, float8_host().options())[0]
                        .to_host_vector<std::uint16_t>();
     const float fa = static_cast<float>(a.real), fb = static_cast<float>(b.real);
     for (std::size_t k = 0; k < x.size(); ++k) {

@@ -34,7 +34,7 @@ constexpr unsigned kXnackMask = 0x300;  // code object v4+: unsupported / any / 
 constexpr unsigned kXnackAny = 0x100;
 constexpr unsigned kXnackOff = 0x200;
 
-Program kernels_program() {
+Program hip_kernels_program() {
   Program program;
   program.name = "kernels.hip";
   program.source = test_data("kernels.cu");
@@ -60,7 +60,7 @@ TEST_CASE("hiprtc::load_compiler reports what it loaded") {
 }
 
 TEST_CASE("hiprtc::Compiler::compile builds code objects for gfx90a") {
-  const Program program = kernels_program();
+  const Program program = hip_kernels_program();
   struct Row {
     const char* name;
     unsigned xnack;
@@ -123,7 +123,7 @@ TEST_CASE("hiprtc::Compiler rejects CUDA targets") {
   for (const char* name : {"sm_90", "compute_90"}) {
     INFO("name = " << name);
     try {
-      hiprtc().compile(kernels_program(), Target::parse(name));
+      hiprtc().compile(hip_kernels_program(), Target::parse(name));
       FAIL("a CUDA target was accepted");
     } catch (const Error& error) {
       CHECK(error.code() == ErrorCode::unsupported_target);

@@ -62,7 +62,7 @@ CallTypes unary_float() {
   return types;
 }
 
-Error error_of(const std::function<void()>& work) {
+Error error_thrown_by(const std::function<void()>& work) {
   try {
     work();
   } catch (const Error& error) {
@@ -125,7 +125,7 @@ TEST_CASE("kernels::declared_params reads declarations of long sources with litt
 TEST_CASE("kernels: a 30 KB identifier in an operation is a compile error at the snippet's line, not a crash") {
   const std::string token(30 * 1024, 'q');
   kernc::ElementwiseKernel kernel("T x", "T y", "y = x;\ny = x + " + token, "long_token");
-  Error error = error_of([&] {
+  Error error = error_thrown_by([&] {
     kernc::test::nvrtc().compile(kernc::program(kernel, unary_float(), Layout::parse("contiguous-i32")), Target::parse("sm_90"));
   });
   REQUIRE(error.code() == ErrorCode::compile_failed);
@@ -136,7 +136,7 @@ TEST_CASE("kernels: a 30 KB identifier in an operation is a compile error at the
 TEST_CASE("kernels: a 100 KB post_map_expr token is a compile error at the snippet's line, not a crash") {
   const std::string token(100 * 1024, 'p');
   kernc::ReductionKernel kernel("T x", "T y", "x", "a + b", "y = a + " + token, "0", "long_post");
-  Error error = error_of([&] {
+  Error error = error_thrown_by([&] {
     kernc::test::nvrtc().compile(kernc::program(kernel, unary_float(), Layout::parse("contiguous-i32")), Target::parse("sm_90"));
   });
   REQUIRE(error.code() == ErrorCode::compile_failed);
@@ -146,43 +146,43 @@ TEST_CASE("kernels: a 100 KB post_map_expr token is a compile error at the snipp
 
 TEST_CASE("kernels: definitions past kernc's limits are refused, naming the limit") {
   const std::string huge(kernc::limits::kMaxSourceBytes + 1, ' ');
-  Error operation = error_of([&] { kernc::ElementwiseKernel("T x", "T y", "y = x" + huge, "big"); });
+  Error operation = error_thrown_by([&] { kernc::ElementwiseKernel("T x", "T y", "y = x" + huge, "big"); });
   CHECK(operation.code() == ErrorCode::invalid_argument);
   CHECK(contains(operation.what(), "big: operation is 16777222 bytes long"));
   CHECK(contains(operation.what(), "over kernc's limit of 16777216 bytes"));
 
   kernc::ReductionOptions options;
   options.preamble = huge;
-  Error preamble = error_of([&] { kernc::ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "r", options); });
+  Error preamble = error_thrown_by([&] { kernc::ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "r", options); });
   CHECK(contains(preamble.what(), "r: preamble is 16777217 bytes long"));
 
-  Error raw = error_of([&] { kernc::RawKernel("__global__ void f() {}" + huge, "f"); });
+  Error raw = error_thrown_by([&] { kernc::RawKernel("__global__ void f() {}" + huge, "f"); });
   CHECK(contains(raw.what(), "RawKernel f: the code is 16777239 bytes long"));
 
   const std::string long_name(kernc::limits::kMaxNameLength + 1, 'n');
-  Error name = error_of([&] { kernc::ElementwiseKernel("T x", "T y", "y = x", long_name); });
+  Error name = error_thrown_by([&] { kernc::ElementwiseKernel("T x", "T y", "y = x", long_name); });
   CHECK(contains(name.what(), "the kernel name is 1025 bytes long (\"nnnn"));
   CHECK(std::string(name.what()).size() < 200);  // the name is not quoted whole
-  Error param = error_of([&] { kernc::ElementwiseKernel("T " + long_name, "T y", "y = x", "k"); });
+  Error param = error_thrown_by([&] { kernc::ElementwiseKernel("T " + long_name, "T y", "y = x", "k"); });
   CHECK(contains(param.what(), "in_params: a parameter name is 1025 bytes long"));
 
   std::string many;
   for (size_t k = 0; k <= kernc::limits::kMaxParams; ++k) many += (k ? ", T x" : "T x") + std::to_string(k);
-  Error params = error_of([&] { kernc::ElementwiseKernel(many, "T y", "y = x0", "wide"); });
+  Error params = error_thrown_by([&] { kernc::ElementwiseKernel(many, "T y", "y = x0", "wide"); });
   CHECK(contains(params.what(), "wide: 258 parameters, over kernc's limit of 256"));
 
   std::vector<std::string> expressions(kernc::limits::kMaxNameExpressions + 1, "f");
-  Error module = error_of([&] { kernc::RawModule("__global__ void f() {}", {}, expressions, "m"); });
+  Error module = error_thrown_by([&] { kernc::RawModule("__global__ void f() {}", {}, expressions, "m"); });
   CHECK(contains(module.what(), "RawModule m: 4097 name expressions, over kernc's limit of 4096"));
 
-  Error spec = error_of([&] { kernc::parse_spec(std::string(kernc::limits::kMaxSpecFileBytes + 1, ' '), "."); });
+  Error spec = error_thrown_by([&] { kernc::parse_spec(std::string(kernc::limits::kMaxSpecFileBytes + 1, ' '), "."); });
   CHECK(contains(spec.what(), "over kernc's limit"));
 }
 
 TEST_CASE("spec::parse_spec: a number too large for a double is a clear error (found by fuzz_spec)") {
   for (const char* text : {"333E3333", "{\"kernels\": [1e999]}", "-1E400"}) {
     CAPTURE(text);
-    Error error = error_of([&] { kernc::parse_spec(text, "."); });
+    Error error = error_thrown_by([&] { kernc::parse_spec(text, "."); });
     CHECK(error.code() == ErrorCode::invalid_argument);
     CHECK(contains(error.what(), "spec is not valid JSON"));
   }

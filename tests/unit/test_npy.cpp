@@ -21,7 +21,7 @@ using kernc::test::TempDir;
 
 namespace {
 
-std::string golden_path(const std::string& name) {
+std::string npy_golden_path(const std::string& name) {
   return std::string(KERNC_SOURCE_DIR) + "/tests/unit/data/npy/" + name;
 }
 
@@ -206,7 +206,7 @@ TEST_CASE("npy: bfloat16 and float8 are written and read as ml_dtypes' np.save w
 TEST_CASE("npy::read_npy reads files written by NumPy") {
   // Each formula restates tests/unit/data/make_npy_goldens.py.
   SUBCASE("float32 in C order") {
-    NpyArray a = kernc::read_npy(golden_path("float32_c_3x4.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("float32_c_3x4.npy"));
     CHECK(a.dtype == DType::float32);
     CHECK(a.shape == std::vector<std::int64_t>{3, 4});
     CHECK_FALSE(a.fortran_order);
@@ -214,7 +214,7 @@ TEST_CASE("npy::read_npy reads files written by NumPy") {
     for (int k = 0; k < 12; ++k) CHECK(v[k] == k * 0.5f - 1);
   }
   SUBCASE("int16 in Fortran order comes back in C order") {
-    NpyArray a = kernc::read_npy(golden_path("int16_fortran_3x4.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("int16_fortran_3x4.npy"));
     CHECK(a.dtype == DType::int16);
     CHECK(a.shape == std::vector<std::int64_t>{3, 4});
     CHECK(a.fortran_order);
@@ -224,7 +224,7 @@ TEST_CASE("npy::read_npy reads files written by NumPy") {
     }
   }
   SUBCASE("int16 in Fortran order kept as stored (NpyOrder::as_stored): column-major elements") {
-    NpyArray a = kernc::read_npy(golden_path("int16_fortran_3x4.npy"), kernc::NpyOrder::as_stored);
+    NpyArray a = kernc::read_npy(npy_golden_path("int16_fortran_3x4.npy"), kernc::NpyOrder::as_stored);
     CHECK(a.shape == std::vector<std::int64_t>{3, 4});
     CHECK(a.fortran_order);
     auto v = elements<std::int16_t>(a);
@@ -233,13 +233,13 @@ TEST_CASE("npy::read_npy reads files written by NumPy") {
     }
   }
   SUBCASE("float32 in C order is the same with NpyOrder::as_stored") {
-    NpyArray a = kernc::read_npy(golden_path("float32_c_3x4.npy"), kernc::NpyOrder::as_stored);
+    NpyArray a = kernc::read_npy(npy_golden_path("float32_c_3x4.npy"), kernc::NpyOrder::as_stored);
     CHECK_FALSE(a.fortran_order);
     auto v = elements<float>(a);
     for (int k = 0; k < 12; ++k) CHECK(v[k] == k * 0.5f - 1);
   }
   SUBCASE("int32 2x3x4 in Fortran order comes back in C order") {
-    NpyArray a = kernc::read_npy(golden_path("int32_fortran_2x3x4.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("int32_fortran_2x3x4.npy"));
     CHECK(a.shape == std::vector<std::int64_t>{2, 3, 4});
     CHECK(a.fortran_order);
     auto v = elements<std::int32_t>(a);
@@ -250,49 +250,49 @@ TEST_CASE("npy::read_npy reads files written by NumPy") {
     }
   }
   SUBCASE("complex64") {
-    NpyArray a = kernc::read_npy(golden_path("complex64_5.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("complex64_5.npy"));
     CHECK(a.dtype == DType::complex64);
     auto v = elements<std::complex<float>>(a);
     for (int k = 0; k < 5; ++k) CHECK(v[k] == std::complex<float>(k, -2.0f * k));
   }
   SUBCASE("bool") {
-    NpyArray a = kernc::read_npy(golden_path("bool_7.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("bool_7.npy"));
     CHECK(a.dtype == DType::bool_);
     auto v = elements<std::uint8_t>(a);
     for (int k = 0; k < 7; ++k) CHECK(v[k] == (k % 3 == 0 ? 1 : 0));
   }
   SUBCASE("big-endian float64 is converted to little-endian") {
-    NpyArray a = kernc::read_npy(golden_path("float64_big_endian_6.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("float64_big_endian_6.npy"));
     CHECK(a.dtype == DType::float64);
     auto v = elements<double>(a);
     for (int k = 0; k < 6; ++k) CHECK(v[k] == k / 4.0);
   }
   SUBCASE("a version 2.0 header") {
-    NpyArray a = kernc::read_npy(golden_path("int32_v2_10.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("int32_v2_10.npy"));
     CHECK(a.dtype == DType::int32);
     auto v = elements<std::int32_t>(a);
     for (int k = 0; k < 10; ++k) CHECK(v[k] == 3 * k - 5);
   }
   SUBCASE("a version 3.0 header") {
-    NpyArray a = kernc::read_npy(golden_path("uint16_v3_4.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("uint16_v3_4.npy"));
     CHECK(a.dtype == DType::uint16);
     auto v = elements<std::uint16_t>(a);
     for (int k = 0; k < 4; ++k) CHECK(v[k] == 1000 * k);
   }
   SUBCASE("float16") {
-    NpyArray a = kernc::read_npy(golden_path("float16_5.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("float16_5.npy"));
     CHECK(a.dtype == DType::float16);
     auto v = elements<std::uint16_t>(a);
     for (int k = 0; k < 5; ++k) CHECK(kernc::half_to_float(v[k]) == k / 8.0f);
   }
   SUBCASE("a 0-d array") {
-    NpyArray a = kernc::read_npy(golden_path("float64_0d.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("float64_0d.npy"));
     CHECK(a.shape.empty());
     CHECK(a.size() == 1);
     CHECK(elements<double>(a) == std::vector<double>{2.5});
   }
   SUBCASE("an empty array") {
-    NpyArray a = kernc::read_npy(golden_path("uint8_empty.npy"));
+    NpyArray a = kernc::read_npy(npy_golden_path("uint8_empty.npy"));
     CHECK(a.dtype == DType::uint8);
     CHECK(a.shape == std::vector<std::int64_t>{0});
     CHECK(a.data.empty());

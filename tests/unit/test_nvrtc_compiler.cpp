@@ -24,7 +24,7 @@ using kernc::test::test_data;
 
 namespace {
 
-Program kernels_program() {
+Program nvrtc_kernels_program() {
   Program program;
   program.name = "kernels.cu";
   program.source = test_data("kernels.cu");
@@ -93,7 +93,7 @@ TEST_CASE("nvrtc::Compiler::supported_targets lists sm_NN names") {
 
 TEST_CASE("nvrtc::Compiler::compile builds cubin and PTX") {
   const kernc::Compiler& compiler = nvrtc();
-  const Program program = kernels_program();
+  const Program program = nvrtc_kernels_program();
 
   SUBCASE("cubin for sm_80 and sm_90") {
     for (const char* name : {"sm_80", "sm_90"}) {
@@ -178,7 +178,7 @@ TEST_CASE("nvrtc::Compiler rejects targets it cannot build for") {
   for (const char* name : {"sm_30", "sm_999", "compute_35"}) {
     INFO("name = " << name);
     try {
-      nvrtc().compile(kernels_program(), Target::parse(name));
+      nvrtc().compile(nvrtc_kernels_program(), Target::parse(name));
       FAIL("the target was accepted");
     } catch (const Error& error) {
       CHECK(error.code() == ErrorCode::unsupported_target);
@@ -306,7 +306,7 @@ TEST_CASE("nvrtc: a name expression the module does not define is named in the e
 }
 
 TEST_CASE("nvrtc: the driver's compute cache is off unless KERNC_DRIVER_COMPILE_CACHE allows it") {
-  const Program program = kernels_program();
+  const Program program = nvrtc_kernels_program();
   const Target target = Target::parse("sm_90");
   SUBCASE("off by default: -no-cache, outside flags() and so outside the cache key") {
     const CompiledProgram compiled = nvrtc().compile(program, target);

@@ -30,7 +30,7 @@ size_t count_of(const std::vector<std::string>& flags, const std::string& flag) 
   return static_cast<size_t>(std::count(flags.begin(), flags.end(), flag));
 }
 
-Program elementwise(const char* operation, const char* preamble = "") {
+Program minimal_program(const char* operation, const char* preamble = "") {
   kernc::ElementwiseOptions options;
   options.preamble = preamble;
   kernc::ElementwiseKernel kernel("T x, T y", "T z", operation, "minimal_add", options);
@@ -56,7 +56,7 @@ Program without_minimal(Program program) {
 
 TEST_CASE("nvrtc: a generated program compiles with -minimal, to the same binary as without") {
   const Target target = Target::parse("sm_90");
-  for (const Program& program : {elementwise("z = x * y + 1"), reduction()}) {
+  for (const Program& program : {minimal_program("z = x * y + 1"), reduction()}) {
     CAPTURE(program.name);
     CHECK(program.try_minimal_builtins);
     const CompiledProgram lean = nvrtc().compile(program, target);
@@ -77,7 +77,7 @@ TEST_CASE("nvrtc: a generated program that needs what -minimal leaves out is com
       "  cudaError_t unused = cudaSuccess; (void)unused;\n"
       "  return texture ? tex1Dfetch<float>(texture, i) : fallback;\n"
       "}\n";
-  const Program program = elementwise("z = fetch_or(0, 0, x) + y", preamble);
+  const Program program = minimal_program("z = fetch_or(0, 0, x) + y", preamble);
   const CompiledProgram compiled = nvrtc().compile(program, target);
   CHECK(count_of(compiled.flags, "-minimal") == 0);
   CHECK(compiled.binary == nvrtc().compile(without_minimal(program), target).binary);
@@ -85,7 +85,7 @@ TEST_CASE("nvrtc: a generated program that needs what -minimal leaves out is com
 
 TEST_CASE("nvrtc: a generated program's own error is the one a compile without -minimal reports") {
   const Target target = Target::parse("sm_90");
-  const Program program = elementwise("z = x + undeclared_name");
+  const Program program = minimal_program("z = x + undeclared_name");
   std::string lean_error, lean_log, full_error, full_log;
   std::vector<std::string> lean_flags;
   try {
@@ -119,7 +119,7 @@ TEST_CASE("nvrtc: programs that do not ask never compile with -minimal, and one 
 
   raw.options.raw_flags = {"-minimal"};
   CHECK(count_of(nvrtc().compile(raw, target).flags, "-minimal") == 1);
-  Program generated = elementwise("z = x - y");
+  Program generated = minimal_program("z = x - y");
   generated.options.raw_flags = {"-minimal"};
   CHECK(count_of(nvrtc().compile(generated, target).flags, "-minimal") == 1);
 }

@@ -46,7 +46,7 @@ class ObservedRanges {
   std::vector<std::string> names_;
 };
 
-bool has(const std::vector<std::string>& names, const std::string& name) {
+bool has_range(const std::vector<std::string>& names, const std::string& name) {
   for (const auto& n : names) {
     if (n == name) return true;
   }
@@ -137,10 +137,10 @@ TEST_CASE("nvtx::a host call opens launch, cache, compile and module load ranges
   INFO("first call's ranges:\n" << listed(first));
   REQUIRE(!first.empty());
   CHECK(first.front() == "launch " + subject);  // the outermost: the load nests in it
-  CHECK(has(first, "cache memory " + subject + " " + target));
-  CHECK(has(first, "cache disk " + subject + " " + target));
-  CHECK(has(first, "compile " + subject + " " + target));
-  CHECK(has(first, "module load " + subject + " " + target));
+  CHECK(has_range(first, "cache memory " + subject + " " + target));
+  CHECK(has_range(first, "cache disk " + subject + " " + target));
+  CHECK(has_range(first, "compile " + subject + " " + target));
+  CHECK(has_range(first, "module load " + subject + " " + target));
 
   // A kept plan's next launch: the launch alone.
   call.launch({3.0f, dx, dy});
@@ -153,8 +153,8 @@ TEST_CASE("nvtx::a host call opens launch, cache, compile and module load ranges
   std::vector<std::string> again = observed.take();
   INFO("second engine's ranges:\n" << listed(again));
   CHECK(again.front() == "launch " + subject);
-  CHECK(has(again, "cache disk " + subject + " " + target));
-  CHECK(has(again, "module load " + subject + " " + target));
+  CHECK(has_range(again, "cache disk " + subject + " " + target));
+  CHECK(has_range(again, "module load " + subject + " " + target));
   for (const auto& name : again) CHECK(!contains(name, "compile"));
 
   // Off again: nothing.

@@ -13,12 +13,14 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/spec_file.hpp"
+#include "thrown.hpp"
 
 using namespace kernc;
+using kernc::test::error_code_and_message;
 
 namespace {
 
-ArrayRef described(DType dtype, std::vector<std::int64_t> shape) {
+ArrayRef plan_array(DType dtype, std::vector<std::int64_t> shape) {
   return ArrayRef::contiguous(std::uint64_t{0}, dtype, std::move(shape));
 }
 
@@ -37,21 +39,12 @@ CallOptions reducing(std::optional<std::vector<int>> axes, bool keepdims = false
   return options;
 }
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return std::string(to_string(error.code())) + ": " + error.what();
-  }
-  return "no error";
-}
-
 }  // namespace
 
 TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and sizes the grid") {
   const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "plan_saxpy");
-  const ArrayRef x = described(DType::float32, {1000, 300});
-  const ArrayRef row = described(DType::float32, {300});
+  const ArrayRef x = plan_array(DType::float32, {1000, 300});
+  const ArrayRef row = plan_array(DType::float32, {300});
   CallOptions options;
   options.multiprocessors = 100;
   Call plan = saxpy.plan({2.0f, x, row}, {}, options);
@@ -83,7 +76,7 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   // elements, 16 a thread, leave room for (2^31 - 2 - n) / 4096 blocks; the kernel's
   // grid-stride loop takes the rest.
   const std::int64_t big = (std::int64_t{1} << 30) + (std::int64_t{1} << 29);
-  const ArrayRef huge = described(DType::int8, {big});
+  const ArrayRef huge = plan_array(DType::int8, {big});
   Call capped = saxpy.plan({2, huge, huge}, {}, options);
   CHECK(!capped.layout().index64);
   CHECK(capped.launch_config().grid[0] == (std::numeric_limits<std::int32_t>::max() - 1 - big) / 4096);
@@ -91,10 +84,10 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
   // of 4 elements a thread, however many more the loop has.
   CallOptions wide_blocks = options;
   wide_blocks.block_size = 1024;
-  const ArrayRef longest = described(DType::float32, {std::int64_t{1} << 35});
+  const ArrayRef longest = plan_array(DType::float32, {std::int64_t{1} << 35});
   CHECK(saxpy.plan({2.0f, longest, longest}, {}, wide_blocks).launch_config().grid[0] == 4194303);
   // 64-bit indices: one pass again.
-  const ArrayRef larger = described(DType::float32, {std::int64_t{3} << 30});
+  const ArrayRef larger = plan_array(DType::float32, {std::int64_t{3} << 30});
   Call wide = saxpy.plan({2.0f, larger, larger}, {}, options);
   CHECK(wide.layout().index64);
   CHECK(wide.launch_config().grid[0] == (std::int64_t{3} << 30) / 1024);
@@ -110,9 +103,9 @@ TEST_CASE("an elementwise plan resolves types, broadcasts, picks the layout and 
 TEST_CASE("an elementwise plan puts the axes in the arrays' common stride order unless the kernel names i or _ind") {
   // All operands Fortran-ordered (transposed C arrays): the same memory order, so the loop
   // is contiguous once the axes are reversed (issue 14, item 3).
-  const ArrayRef x = described(DType::float32, {300, 500}).transposed();
-  const ArrayRef y = described(DType::float32, {300, 500}).transposed();
-  const ArrayRef z = described(DType::float32, {300, 500}).transposed();
+  const ArrayRef x = plan_array(DType::float32, {300, 500}).transposed();
+  const ArrayRef y = plan_array(DType::float32, {300, 500}).transposed();
+  const ArrayRef z = plan_array(DType::float32, {300, 500}).transposed();
   const ElementwiseKernel add("T x, T y", "T z", "z = x + y", "plan_order_add");
   CHECK(add.plan({x, y}, {z}, gpu_free()).layout().kind == LayoutKind::contiguous);
   // A snippet that names the loop index sees the C order of the output, as in CuPy: no reorder.
@@ -125,26 +118,26 @@ TEST_CASE("an elementwise plan puts the axes in the arrays' common stride order 
   CHECK(named.plan({x, y}, {z}, gpu_free()).layout().kind == LayoutKind::contiguous);
   // Operands that disagree (one transposed against C-ordered others) keep the output's
   // order, and the transposed input is read through tiles.
-  const ArrayRef c = described(DType::float32, {500, 300});
-  CHECK(add.plan({x, c}, {described(DType::float32, {500, 300})}, gpu_free()).layout().str() == "tiled2-i32");
+  const ArrayRef c = plan_array(DType::float32, {500, 300});
+  CHECK(add.plan({x, c}, {plan_array(DType::float32, {500, 300})}, gpu_free()).layout().str() == "tiled2-i32");
   // Broadcast operands (stride 0) do not vote: a broadcast row with Fortran-ordered others.
-  ArrayRef row = described(DType::float32, {300});
+  ArrayRef row = plan_array(DType::float32, {300});
   CHECK(add.plan({x, row.transposed()}, {z}, gpu_free()).layout().kind != LayoutKind::generic);
 }
 
 TEST_CASE("an elementwise plan picks 64-bit indexing for arrays past 2^31 elements, without memory") {
   const ElementwiseKernel copy("T x", "T y", "y = x", "plan_copy");
-  Call big = copy.plan({described(DType::int8, {3'000'000'000})}, {}, gpu_free());
+  Call big = copy.plan({plan_array(DType::int8, {3'000'000'000})}, {}, gpu_free());
   CHECK(big.layout().index64);
-  Call small = copy.plan({described(DType::int8, {1000})}, {}, gpu_free());
+  Call small = copy.plan({plan_array(DType::int8, {1000})}, {}, gpu_free());
   CHECK_FALSE(small.layout().index64);
 }
 
 TEST_CASE("an elementwise plan throws what the call throws, before any GPU is needed") {
   const ElementwiseKernel saxpy("T a, T x, T y", "T z", "z = a * x + y", "plan_saxpy_errors");
-  const ArrayRef x = described(DType::float32, {4, 3});
-  const ArrayRef y = described(DType::float32, {4});
-  const std::string planned = error_of([&] { saxpy.plan({2.0f, x, y}, {}, gpu_free()); });
+  const ArrayRef x = plan_array(DType::float32, {4, 3});
+  const ArrayRef y = plan_array(DType::float32, {4});
+  const std::string planned = error_code_and_message([&] { saxpy.plan({2.0f, x, y}, {}, gpu_free()); });
   CHECK(planned.find("invalid_argument: shapes do not broadcast: x has shape [4, 3] and y has shape [4]") == 0);
   // The call raises the same error on this machine (with or without a GPU): it plans first.
   auto at = [](const ArrayRef& view, std::uint64_t address) {
@@ -152,25 +145,25 @@ TEST_CASE("an elementwise plan throws what the call throws, before any GPU is ne
     placed.data = address;
     return placed;
   };
-  CHECK(error_of([&] { saxpy({2.0f, at(x, 0x10000), at(y, 0x20000)}); }) == planned);
+  CHECK(error_code_and_message([&] { saxpy({2.0f, at(x, 0x10000), at(y, 0x20000)}); }) == planned);
 
-  const std::string mixed = error_of([&] { saxpy.plan({2.0f, x, described(DType::float64, {4, 3})}, {}, gpu_free()); });
+  const std::string mixed = error_code_and_message([&] { saxpy.plan({2.0f, x, plan_array(DType::float64, {4, 3})}, {}, gpu_free()); });
   CHECK(mixed.find("invalid_argument") == 0);
-  CHECK(error_of([&] { saxpy({2.0f, at(x, 0x10000), at(described(DType::float64, {4, 3}), 0x20000)}); }) == mixed);
+  CHECK(error_code_and_message([&] { saxpy({2.0f, at(x, 0x10000), at(plan_array(DType::float64, {4, 3}), 0x20000)}); }) == mixed);
 
   // Passed outputs take part in the broadcast, as in CuPy: one that does not broadcast with
   // the inputs is named; one the inputs broadcast past (smaller) is refused as not whole.
-  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {described(DType::float32, {3, 4})}, gpu_free()); })
+  CHECK(error_code_and_message([&] { saxpy.plan({2.0f, x, x}, {plan_array(DType::float32, {3, 4})}, gpu_free()); })
             .find("shapes do not broadcast: x has shape [4, 3] and z has shape [3, 4]") != std::string::npos);
-  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {described(DType::float32, {3})}, gpu_free()); })
+  CHECK(error_code_and_message([&] { saxpy.plan({2.0f, x, x}, {plan_array(DType::float32, {3})}, gpu_free()); })
             .find("output z has shape [3] but the arguments broadcast to [4, 3]") != std::string::npos);
   CallOptions sized = gpu_free();
   sized.size = 10;
-  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {}, sized); })
+  CHECK(error_code_and_message([&] { saxpy.plan({2.0f, x, x}, {}, sized); })
             .find("size= cannot be used with non-raw array arguments (x, y passed)") != std::string::npos);
   CallOptions no_gpu;
   no_gpu.multiprocessors = 0;
-  CHECK(error_of([&] { saxpy.plan({2.0f, x, x}, {}, no_gpu); }).find("multiprocessor count") != std::string::npos);
+  CHECK(error_code_and_message([&] { saxpy.plan({2.0f, x, x}, {}, no_gpu); }).find("multiprocessor count") != std::string::npos);
 }
 
 TEST_CASE("a plan launched with arguments other than its descriptions is refused, naming the argument") {
@@ -178,27 +171,27 @@ TEST_CASE("a plan launched with arguments other than its descriptions is refused
   // Launch arguments need addresses; these are never dereferenced: the mismatch is found first.
   const ArrayRef x = ArrayRef::contiguous(std::uint64_t{0x10000}, DType::float32, {8});
   Call plan = saxpy.plan({2.0f, x, x}, {}, gpu_free());
-  CHECK(error_of([&] { plan.launch({2.0f, x, ArrayRef::contiguous(std::uint64_t{0x20000}, DType::float32, {9})}); })
+  CHECK(error_code_and_message([&] { plan.launch({2.0f, x, ArrayRef::contiguous(std::uint64_t{0x20000}, DType::float32, {9})}); })
             .find("input y is a float32 array of shape [9] and strides [4], but the plan was made for a float32 array "
                   "of shape [8] and strides [4]") != std::string::npos);
-  CHECK(error_of([&] { plan.launch({2.0, x, x}); }).find("input a is a float64 scalar, but the plan was made for a "
+  CHECK(error_code_and_message([&] { plan.launch({2.0, x, x}); }).find("input a is a float64 scalar, but the plan was made for a "
                                                                 "float32 scalar") != std::string::npos);
   // A plan that allocates its outputs also takes outputs laid out as it would allocate
   // them; others are named.
-  CHECK(error_of([&] { plan.launch({2.0f, x, x}, {ArrayRef::contiguous(std::uint64_t{0x30000}, DType::float32, {9})}); })
+  CHECK(error_code_and_message([&] { plan.launch({2.0f, x, x}, {ArrayRef::contiguous(std::uint64_t{0x30000}, DType::float32, {9})}); })
             .find("output z is a float32 array of shape [9] and strides [4], but the plan was made for a float32 array "
                   "of shape [8] and strides [4]") != std::string::npos);
-  CHECK(error_of([&] { plan.launch({2.0f, x, x}, {x, x}); }).find("the plan has 1 output(s), 2 given") !=
+  CHECK(error_code_and_message([&] { plan.launch({2.0f, x, x}, {x, x}); }).find("the plan has 1 output(s), 2 given") !=
         std::string::npos);
   const Call given = saxpy.plan({2.0f, x, x}, {x}, gpu_free());
-  CHECK(error_of([&] { given.launch({2.0f, x, x}); }).find("the plan was given the outputs; pass them") !=
+  CHECK(error_code_and_message([&] { given.launch({2.0f, x, x}); }).find("the plan was given the outputs; pass them") !=
         std::string::npos);
-  CHECK(error_of([&] { Call{}.launch({2.0f, x, x}); }).find("launch of an empty Call") != std::string::npos);
+  CHECK(error_code_and_message([&] { Call{}.launch({2.0f, x, x}); }).find("launch of an empty Call") != std::string::npos);
 }
 
 TEST_CASE("a reduction plan normalises axes, shapes its outputs and splits long reductions") {
   const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "plan_sum");
-  const ArrayRef m = described(DType::float32, {64, 1000});
+  const ArrayRef m = plan_array(DType::float32, {64, 1000});
   Call rows = sum.plan({m}, {}, reducing(std::vector<int>{-1}));
   CHECK(rows.axes() == std::vector<int>{1});
   CHECK(rows.shape() == std::vector<std::int64_t>{64, 1000});
@@ -214,7 +207,7 @@ TEST_CASE("a reduction plan normalises axes, shapes its outputs and splits long 
   // The outer axis of a large square (a column sum): one thread per output, so a warp
   // reads 32 adjacent columns; the reduced axis split across blocks to fill the GPU (NOTE
   // [ reduction strategy ]). The inner axis keeps a group per output and no split.
-  const auto square = described(DType::float32, {16384, 16384});
+  const auto square = plan_array(DType::float32, {16384, 16384});
   Call columns = sum.plan({square}, {}, reducing(std::vector<int>{0}));
   CHECK(columns.splits() > 1);
   CHECK(columns.launch_config().grid[1] == columns.splits());
@@ -222,16 +215,16 @@ TEST_CASE("a reduction plan normalises axes, shapes its outputs and splits long 
   CHECK(square_rows.splits() == 1);
 
   // One output over 10^6 elements: split across blocks (a second, finishing pass).
-  Call all = sum.plan({described(DType::float32, {1'000'000})}, {}, gpu_free());
+  Call all = sum.plan({plan_array(DType::float32, {1'000'000})}, {}, gpu_free());
   CHECK(all.outputs()[0].shape.empty());
   CHECK(all.splits() > 1);
   CHECK(all.launch_config().grid[1] == all.splits());
 
-  CHECK(error_of([&] { sum.plan({m}, {}, reducing(std::vector<int>{2})); })
+  CHECK(error_code_and_message([&] { sum.plan({m}, {}, reducing(std::vector<int>{2})); })
             .find("axis 2 is out of range for the 2 dimension(s) of the inputs [64, 1000]") != std::string::npos);
-  CHECK(error_of([&] { sum.plan({m}, {}, reducing(std::vector<int>{1, -1})); }).find("axis -1 is repeated") != std::string::npos);
+  CHECK(error_code_and_message([&] { sum.plan({m}, {}, reducing(std::vector<int>{1, -1})); }).find("axis -1 is repeated") != std::string::npos);
   const ReductionKernel no_identity("T x", "T y", "x", "a + b", "y = a", "", "plan_max");
-  CHECK(error_of([&] { no_identity.plan({described(DType::float32, {3, 0})}, {}, reducing(std::vector<int>{1})); })
+  CHECK(error_code_and_message([&] { no_identity.plan({plan_array(DType::float32, {3, 0})}, {}, reducing(std::vector<int>{1})); })
             .find("cannot reduce zero elements") != std::string::npos);
 }
 
@@ -250,10 +243,10 @@ TEST_CASE("raw kernels report their declared parameters and check arguments with
   CHECK((*params)[2].dtype == DType::float32);
   CHECK((*params)[3].dtype == DType::int32);
 
-  const ArrayRef a = described(DType::float32, {16});
+  const ArrayRef a = plan_array(DType::float32, {16});
   fill.check_arguments({a, a, 1.0f, 16});
-  CHECK(error_of([&] { fill.check_arguments({a, a, 1.0f}); }).find("takes 4 argument(s), 3 given") != std::string::npos);
-  CHECK(error_of([&] { fill.check_arguments({a, 2.0f, 1.0f, 16}); }).find("argument 1 is a scalar but parameter") !=
+  CHECK(error_code_and_message([&] { fill.check_arguments({a, a, 1.0f}); }).find("takes 4 argument(s), 3 given") != std::string::npos);
+  CHECK(error_code_and_message([&] { fill.check_arguments({a, 2.0f, 1.0f, 16}); }).find("argument 1 is a scalar but parameter") !=
         std::string::npos);
 
   const RawModule module(R"(template <class T> __global__ void axpby(T a, const T* x, T b, T* y, int n) {})", {},
@@ -268,7 +261,7 @@ TEST_CASE("raw kernels report their declared parameters and check arguments with
 }
 
 TEST_CASE("every kernel kind plans the same way: a Call, made without a GPU, refusing options it does not take") {
-  const ArrayRef a = described(DType::float32, {16});
+  const ArrayRef a = plan_array(DType::float32, {16});
   // A raw kernel's call: the checks its declaration allows, and the caller's LaunchConfig.
   const RawKernel fill(R"(extern "C" __global__ void plan_fill(float* out, float value, int n) {})", "plan_fill");
   LaunchConfig config;
@@ -281,17 +274,17 @@ TEST_CASE("every kernel kind plans the same way: a Call, made without a GPU, ref
   CHECK(raw.launch_config().block[0] == 8);
   CHECK(raw.outputs().empty());
   CHECK_FALSE(raw.allocates_outputs());
-  CHECK(error_of([&] { fill.plan(config, {a, 1.5f}, gpu_free()); }).find("takes 3 argument(s), 2 given") !=
+  CHECK(error_code_and_message([&] { fill.plan(config, {a, 1.5f}, gpu_free()); }).find("takes 3 argument(s), 2 given") !=
         std::string::npos);
   // An integer out of its declared parameter's range is refused when planned and when a
   // kept call is launched with a new value.
-  CHECK(error_of([&] { fill.plan(config, {a, 1.5f, std::int64_t{1} << 40}, gpu_free()); })
+  CHECK(error_code_and_message([&] { fill.plan(config, {a, 1.5f, std::int64_t{1} << 40}, gpu_free()); })
             .find("out of bounds for int32 parameter \"int n\"") != std::string::npos);
   const ArrayRef placed = ArrayRef::contiguous(std::uint64_t{0x10000}, DType::float32, {16});
-  CHECK(error_of([&] { raw.launch({placed, 1.5f, std::int64_t{1} << 40}); }).find("a int64 scalar, but the call was "
+  CHECK(error_code_and_message([&] { raw.launch({placed, 1.5f, std::int64_t{1} << 40}); }).find("a int64 scalar, but the call was "
                                                                                   "planned for a int32 scalar") !=
         std::string::npos);
-  CHECK(error_of([&] { raw.launch({placed, placed, 16}); }).find("argument value is an array, but the call was planned "
+  CHECK(error_code_and_message([&] { raw.launch({placed, placed, 16}); }).find("argument value is an array, but the call was planned "
                                                                  "for a float32 scalar") != std::string::npos);
   const RawModule module(R"(template <class T> __global__ void axpby(T a, const T* x, T b, T* y, int n) {})", {},
                          {"axpby<float>"});
@@ -302,23 +295,23 @@ TEST_CASE("every kernel kind plans the same way: a Call, made without a GPU, ref
   // Each kind refuses what it does not take, naming the option (never ignored).
   const ElementwiseKernel add("T x, T y", "T z", "z = x + y", "plan_kinds_add");
   const ReductionKernel sum("T x", "T y", "x", "a + b", "y = a", "0", "plan_kinds_sum");
-  CHECK(error_of([&] { add.plan({a, a}, {}, reducing(std::vector<int>{0})); })
+  CHECK(error_code_and_message([&] { add.plan({a, a}, {}, reducing(std::vector<int>{0})); })
             .find("plan_kinds_add: axes= is for reduction kernels; this is an elementwise kernel") != std::string::npos);
   CallOptions sized = gpu_free();
   sized.size = 4;
-  CHECK(error_of([&] { sum.plan({a}, {}, sized); }).find("plan_kinds_sum: size= is for elementwise kernels") !=
+  CHECK(error_code_and_message([&] { sum.plan({a}, {}, sized); }).find("plan_kinds_sum: size= is for elementwise kernels") !=
         std::string::npos);
   CallOptions launched = gpu_free();
   launched.launch = config;
-  CHECK(error_of([&] { add.plan({a, a}, {}, launched); }).find("a LaunchConfig is for raw kernels") != std::string::npos);
+  CHECK(error_code_and_message([&] { add.plan({a, a}, {}, launched); }).find("a LaunchConfig is for raw kernels") != std::string::npos);
   CallOptions bound = gpu_free();
   bound.bindings["T"] = DType::float32;
-  CHECK(error_of([&] { fill.plan(config, {a, 1.5f, 16}, bound); }).find("a placeholder binding is for elementwise and "
+  CHECK(error_code_and_message([&] { fill.plan(config, {a, 1.5f, 16}, bound); }).find("a placeholder binding is for elementwise and "
                                                                         "reduction kernels; this is a raw kernel") !=
         std::string::npos);
   CallOptions named = gpu_free();
   named.function = "axpby<float>";
-  CHECK(error_of([&] { fill.plan(config, {a, 1.5f, 16}, named); }).find("function= is for raw modules") !=
+  CHECK(error_code_and_message([&] { fill.plan(config, {a, 1.5f, 16}, named); }).find("function= is for raw modules") !=
         std::string::npos);
 
   // A spec file's kernel plans through the same call, whatever its kind.
@@ -331,7 +324,7 @@ TEST_CASE("every kernel kind plans the same way: a Call, made without a GPU, ref
   const Call scaled = spec.find("plan_spec_scale").plan({a}, {}, gpu_free());
   CHECK(scaled.kind() == KernelKind::elementwise);
   CHECK(scaled.outputs()[0].shape == std::vector<std::int64_t>{16});
-  CHECK(error_of([&] { spec.find("plan_spec_fill").plan({a, 16}, {}, gpu_free()); })
+  CHECK(error_code_and_message([&] { spec.find("plan_spec_fill").plan({a, 16}, {}, gpu_free()); })
             .find("needs its LaunchConfig") != std::string::npos);
   CallOptions with_config = gpu_free();
   with_config.launch = config;

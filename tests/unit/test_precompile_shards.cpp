@@ -28,9 +28,9 @@ using kernc::test::TempDir;
 
 namespace {
 
-const std::string kExamples = std::string(KERNC_SOURCE_DIR) + "/examples/kernels.json";
+const std::string kExamplesSpec = std::string(KERNC_SOURCE_DIR) + "/examples/kernels.json";
 
-std::string identity(const kernc::PrecompileUnit& unit) {
+std::string unit_identity(const kernc::PrecompileUnit& unit) {
   return unit.variant->kernel + " | " + unit.variant->description + " | " + unit.target.str();
 }
 
@@ -44,13 +44,13 @@ const char* kSmallSpec = R"({"kernels": [
   {"kind": "raw", "name": "twice", "code": "extern \"C\" __global__ void twice(float* p, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) p[i] *= 2; }"}
 ]})";
 
-const kernc::Compiler& compiler_for(kernc::Backend) { return kernc::test::nvrtc(); }
+const kernc::Compiler& nvrtc_for(kernc::Backend) { return kernc::test::nvrtc(); }
 
 // Precompiles `shard` of the small spec for sm_80 and sm_90 into <dir>/<name>; returns its keys.
 std::set<std::string> precompile_into(const TempDir& dir, const std::string& name, PrecompileShard shard) {
   const kernc::Spec spec = kernc::parse_spec(kSmallSpec, "/nonexistent");
   Cache cache(kernc::test::cache_config_in(dir, name));
-  auto summary = kernc::precompile(spec, {Target::parse("sm_80"), Target::parse("sm_90")}, cache, compiler_for, 2, {},
+  auto summary = kernc::precompile(spec, {Target::parse("sm_80"), Target::parse("sm_90")}, cache, nvrtc_for, 2, {},
                                    shard);
   CHECK(summary.failed == 0);
   CHECK(summary.not_stored == 0);
@@ -64,11 +64,11 @@ std::set<std::string> precompile_into(const TempDir& dir, const std::string& nam
 }  // namespace
 
 TEST_CASE("spec::precompile_units: shards are disjoint, balanced, the same every time, and cover the whole") {
-  const kernc::Spec spec = kernc::load_spec(kExamples);
+  const kernc::Spec spec = kernc::load_spec(kExamplesSpec);
   const std::vector<Target> targets = {Target::parse("sm_80"), Target::parse("sm_90"), Target::parse("compute_80")};
   const auto variants = spec.variants();
   std::multiset<std::string> whole;
-  for (const auto& unit : kernc::precompile_units(variants, targets)) whole.insert(identity(unit));
+  for (const auto& unit : kernc::precompile_units(variants, targets)) whole.insert(unit_identity(unit));
   REQUIRE(whole.size() == variants.size() * targets.size());
   CHECK(std::set<std::string>(whole.begin(), whole.end()).size() == whole.size());
 
@@ -81,11 +81,11 @@ TEST_CASE("spec::precompile_units: shards are disjoint, balanced, the same every
       smallest = std::min(smallest, units.size());
       largest = std::max(largest, units.size());
       // Another job reads the spec again: same units, same order.
-      const auto variants_again = kernc::load_spec(kExamples).variants();
+      const auto variants_again = kernc::load_spec(kExamplesSpec).variants();
       auto again = kernc::precompile_units(variants_again, targets, PrecompileShard{k, n});
       REQUIRE(again.size() == units.size());
-      for (std::size_t i = 0; i < units.size(); ++i) CHECK(identity(again[i]) == identity(units[i]));
-      for (const auto& unit : units) together.insert(identity(unit));
+      for (std::size_t i = 0; i < units.size(); ++i) CHECK(unit_identity(again[i]) == unit_identity(units[i]));
+      for (const auto& unit : units) together.insert(unit_identity(unit));
     }
     CHECK(largest - smallest <= 1);
     CHECK(together == whole);  // a multiset: a unit in two shards would show twice

@@ -29,8 +29,10 @@
 #include "runtime/driver.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
+#include "thrown.hpp"
 
 using kernc::Error;
+using kernc::test::thrown_by;
 using kernc::ErrorCode;
 using kernc::ModuleFileKind;
 using kernc::RawModule;
@@ -66,15 +68,6 @@ std::string put(const TempDir& dir, const std::string& name, const std::string& 
   std::string path = dir.write(name, bytes);
   REQUIRE(::chmod(path.c_str(), 0644) == 0);
   return path;
-}
-
-std::optional<Error> error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error;
-  }
-  return std::nullopt;
 }
 
 const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
@@ -139,17 +132,17 @@ TEST_CASE("kernels::cubin_target reads the architecture from ELF headers of both
   // The new layout: bits 8-15, "a" as 0x8 (nvcc 13 writes 0x06007802 for sm_120).
   CHECK(cubin_target(with_header(cubin, 8, 0x06007802), "x").str() == "sm_120");
   CHECK(cubin_target(with_header(cubin, 8, 0x0600640a), "x").str() == "sm_100a");
-  auto unreadable = error_of([&] { cubin_target(with_header(cubin, 8, 0x06000004), "f.cubin"); });
+  auto unreadable = thrown_by([&] { cubin_target(with_header(cubin, 8, 0x06000004), "f.cubin"); });
   REQUIRE(unreadable);
   CHECK(unreadable->code() == ErrorCode::invalid_argument);
   CHECK_MESSAGE(contains(unreadable->what(), "f.cubin: a CUDA cubin whose architecture cannot be read"), unreadable->what());
   std::string host = cubin;
   host[18] = 62;  // EM_X86_64
   host[19] = 0;
-  auto not_cuda = error_of([&] { cubin_target(host, "f.o"); });
+  auto not_cuda = thrown_by([&] { cubin_target(host, "f.o"); });
   REQUIRE(not_cuda);
   CHECK_MESSAGE(contains(not_cuda->what(), "f.o: an ELF file for machine 62, not a CUDA cubin"), not_cuda->what());
-  auto short_file = error_of([&] { cubin_target(cubin.substr(0, 40), "f"); });
+  auto short_file = thrown_by([&] { cubin_target(cubin.substr(0, 40), "f"); });
   REQUIRE(short_file);
   CHECK_MESSAGE(contains(short_file->what(), "shorter than an ELF64 header"), short_file->what());
 }
@@ -159,11 +152,11 @@ TEST_CASE("kernels::ptx_target reads the .target directive") {
   CHECK(ptx_target(built("compute_80"), "x").str() == "compute_80");
   CHECK(ptx_target(built("compute_90"), "x").str() == "compute_90");
   CHECK(ptx_target(".version 8.0\n  .target sm_90a, texmode_independent\n.address_size 64\n", "x").str() == "compute_90a");
-  auto none = error_of([] { ptx_target(".version 8.0\n.address_size 64\n", "k.ptx"); });
+  auto none = thrown_by([] { ptx_target(".version 8.0\n.address_size 64\n", "k.ptx"); });
   REQUIRE(none);
   CHECK(none->code() == ErrorCode::invalid_argument);
   CHECK_MESSAGE(contains(none->what(), "k.ptx: PTX without a readable \".target sm_XY\" directive"), none->what());
-  auto odd = error_of([] { ptx_target(".version 8.0\n.target sm_x\n", "k.ptx"); });
+  auto odd = thrown_by([] { ptx_target(".version 8.0\n.target sm_x\n", "k.ptx"); });
   REQUIRE(odd);
   CHECK_MESSAGE(contains(odd->what(), "PTX whose .target \"sm_x\" is not a CUDA architecture"), odd->what());
 }
@@ -183,7 +176,7 @@ TEST_CASE("RawModule::from_files reads each file's kind, target and size") {
   CHECK(targets_of(module.binaries()) == std::vector<std::string>{"sm_80", "sm_90", "compute_80"});
   CHECK(module.name_expressions().empty());
   // No source: nothing to compile, no declarations; the driver's sizes check launches.
-  auto program = error_of([&] { kernc::program(module); });
+  auto program = thrown_by([&] { kernc::program(module); });
   REQUIRE(program);
   CHECK(program->code() == ErrorCode::invalid_argument);
   CHECK_MESSAGE(contains(program->what(), "RawModule scaler is loaded from binary files (" + a), program->what());
@@ -204,7 +197,7 @@ TEST_CASE("RawModule::from_files refuses files it must not trust, naming the pat
   TempDir dir;
   const std::string good = put(dir, "k.cubin", built("sm_80"));
   auto refusal = [](const std::string& path) {
-    auto error = error_of([&] { RawModule::from_file(path, "m"); });
+    auto error = thrown_by([&] { RawModule::from_file(path, "m"); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::io);
     CHECK_MESSAGE(contains(error->what(), "RawModule m: cannot load " + path + ": "), error->what());
@@ -252,7 +245,7 @@ TEST_CASE("RawModule::from_files refuses empty and unrecognised files and contra
   const std::string cubin = put(dir, "k80.cubin", built("sm_80")), cubin90 = put(dir, "k90.cubin", built("sm_90")),
                     ptx = put(dir, "k.ptx", built("compute_80"));
   auto refused = [](std::vector<RawModuleFile> files, const std::string& expected) {
-    auto error = error_of([&] { RawModule::from_files(files, "m"); });
+    auto error = thrown_by([&] { RawModule::from_files(files, "m"); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::invalid_argument);
     CHECK_MESSAGE(contains(error->what(), expected), std::string(error->what()));
@@ -267,7 +260,7 @@ TEST_CASE("RawModule::from_files refuses empty and unrecognised files and contra
   refused({{ptx, Target::parse("sm_80")}}, "the file is PTX but the target given, sm_80, is not a PTX target");
   refused({{cubin, std::nullopt}, {cubin, std::nullopt}}, "two files for sm_80: " + cubin + " and " + cubin);
   CHECK_NOTHROW(RawModule::from_files({{cubin, std::nullopt}, {cubin90, std::nullopt}, {ptx, std::nullopt}}));
-  auto bad_name = error_of([&] { RawModule::from_file(cubin, "not a name"); });
+  auto bad_name = thrown_by([&] { RawModule::from_file(cubin, "not a name"); });
   REQUIRE(bad_name);
   CHECK(bad_name->code() == ErrorCode::invalid_argument);
   TempDir fat_dir;
@@ -298,7 +291,7 @@ TEST_CASE("RawModule::binaries_for climbs the architecture ladder") {
   CHECK(choice("sm_100") == List{"compute_80"});          // no cubin of its major: the PTX
   CHECK(choice("sm_120") == List{"compute_80"});
   CHECK(choice("sm_75").empty());                         // older than everything given
-  auto not_device = error_of([&] { module.binaries_for(Target::parse("compute_90")); });
+  auto not_device = thrown_by([&] { module.binaries_for(Target::parse("compute_90")); });
   REQUIRE(not_device);
   CHECK(not_device->code() == ErrorCode::invalid_argument);
 
@@ -322,9 +315,9 @@ namespace {
 // opt-in shared memory beyond 48 KiB: it records the images it is asked to load and refuses
 // those in `refuse`, as a driver refuses a binary it cannot run; its module has the function
 // "scale" and the global "gain".
-class FakeDriver final : public kernc::test::FakeGpuDriver {
+class ModuleFakeDriver final : public kernc::test::FakeGpuDriver {
  public:
-  explicit FakeDriver(const std::string& target) {
+  explicit ModuleFakeDriver(const std::string& target) {
     props().target = target;
     props().compute_capability = Target::parse(target).sm_number();
     props().multiprocessors = 8;
@@ -355,17 +348,17 @@ class FakeDriver final : public kernc::test::FakeGpuDriver {
 };
 
 // The fake GPU registered as CUDA GPU `kOrdinal` while this lives, and an engine to reach it.
-struct FakeGpu {
+struct ModuleFakeGpu {
   static constexpr int kOrdinal = 4091;  // no real machine has this many (test_runtime_function uses 4093)
-  FakeDriver* driver = nullptr;
+  ModuleFakeDriver* driver = nullptr;
   std::shared_ptr<kernc::detail::DeviceState> state;
   kernc::Engine engine{kernc::Config::from_environment([](const char* name) -> const char* {
     return std::string(name) == "KERNC_CACHE_DISABLE" ? "1" : nullptr;
   })};
   kernc::CallOptions call;
 
-  explicit FakeGpu(const std::string& target) {
-    auto fake = std::make_unique<FakeDriver>(target);
+  explicit ModuleFakeGpu(const std::string& target) {
+    auto fake = std::make_unique<ModuleFakeDriver>(target);
     driver = fake.get();
     state = kernc::detail::register_device(kernc::Backend::cuda, kOrdinal, std::move(fake));
     call.device = kOrdinal;
@@ -382,7 +375,7 @@ TEST_CASE("RawModule of binary files loads the ladder's binary on a device, and 
                                                   {put(dir, "k.ptx", built("compute_80")), std::nullopt}},
                                                  "scaler");
   SUBCASE("a cubin of the device's major") {
-    FakeGpu gpu("sm_86");
+    ModuleFakeGpu gpu("sm_86");
     CHECK(module.get_function("scale", gpu.call).name() == "scale");
     REQUIRE(gpu.driver->loaded.size() == 1);
     CHECK(gpu.driver->loaded[0] == built("sm_80"));
@@ -395,26 +388,26 @@ TEST_CASE("RawModule of binary files loads the ladder's binary on a device, and 
     const kernc::ArrayRef x = kernc::ArrayRef::contiguous(0x2000, kernc::DType::float32, {16});
     module.launch("scale", config, {x, x, 2.0f, 16}, gpu.call);
     CHECK(gpu.driver->launches == 1);
-    auto count = error_of([&] { module.launch("scale", config, {x, x}, gpu.call); });
+    auto count = thrown_by([&] { module.launch("scale", config, {x, x}, gpu.call); });
     REQUIRE(count);
     CHECK(count->code() == ErrorCode::invalid_argument);
     CHECK_MESSAGE(contains(count->what(), "kernel scale takes 4 argument(s), 2 given"), count->what());
-    auto size = error_of([&] { module.launch("scale", config, {x, x, 2.0, 1}, gpu.call); });
+    auto size = thrown_by([&] { module.launch("scale", config, {x, x, 2.0, 1}, gpu.call); });
     REQUIRE(size);
     CHECK_MESSAGE(contains(size->what(), "parameter 2 is 4 bytes but the float64 scalar given is 8"), size->what());
     CHECK(gpu.driver->launches == 1);
   }
   SUBCASE("the PTX when the driver refuses the cubin") {
-    FakeGpu gpu("sm_86");
+    ModuleFakeGpu gpu("sm_86");
     gpu.driver->refuse = {built("sm_80")};
     CHECK_NOTHROW(module.get_function("scale", gpu.call));
     REQUIRE(gpu.driver->loaded.size() == 1);
     CHECK(gpu.driver->loaded[0] == built("compute_80"));
   }
   SUBCASE("an error naming what was given when the driver refuses every binary that fits") {
-    FakeGpu gpu("sm_90");
+    ModuleFakeGpu gpu("sm_90");
     gpu.driver->refuse = {built("sm_90"), built("compute_80")};
-    auto error = error_of([&] { module.get_function("scale", gpu.call); });
+    auto error = thrown_by([&] { module.get_function("scale", gpu.call); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::unsupported_target);
     CHECK_MESSAGE(contains(error->what(), "RawModule scaler: no binary runs on sm_90 (device 4091): given sm_80 cubin "),
@@ -425,8 +418,8 @@ TEST_CASE("RawModule of binary files loads the ladder's binary on a device, and 
     CHECK(gpu.driver->loaded.empty());
   }
   SUBCASE("an error naming what was given when no binary fits") {
-    FakeGpu gpu("sm_75");
-    auto error = error_of([&] { module.get_function("scale", gpu.call); });
+    ModuleFakeGpu gpu("sm_75");
+    auto error = thrown_by([&] { module.get_function("scale", gpu.call); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::unsupported_target);
     CHECK_MESSAGE(contains(error->what(), "no binary runs on sm_75 (device 4091): given sm_80 cubin " + dir / "k80.cubin" +
@@ -463,7 +456,7 @@ TEST_CASE("spec::raw_module with \"path\" or \"paths\" loads binary files relati
   CHECK(variants[0].kernel == "source");
 
   auto refused = [&](const std::string& kernel, const std::string& expected) {
-    auto error = error_of([&] { kernc::parse_spec(R"({"kernels": [)" + kernel + "]}", dir.path()); });
+    auto error = thrown_by([&] { kernc::parse_spec(R"({"kernels": [)" + kernel + "]}", dir.path()); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::invalid_argument);
     CHECK_MESSAGE(contains(error->what(), expected), std::string(error->what()));
@@ -485,7 +478,7 @@ TEST_CASE("spec::raw_module with \"path\" or \"paths\" loads binary files relati
   refused(R"({"kind": "raw_module", "name": "m", "path": "bin/k80.cubin", "paths": 3})", "not both");
   refused(R"({"kind": "raw_module", "name": "m", "paths": [{"path": "bin/k80.cubin", "target": "sm_90"}]})",
           "kernel m: " + dir.path() + "/bin/k80.cubin: the file was built for sm_80 but the target given is sm_90");
-  auto missing = error_of([&] {
+  auto missing = thrown_by([&] {
     kernc::parse_spec(R"({"kernels": [{"kind": "raw_module", "name": "m", "path": "bin/absent.cubin"}]})", dir.path());
   });
   REQUIRE(missing);

@@ -9,7 +9,7 @@
 #include "kernc/runtime.hpp"
 
 namespace {
-kernc::ErrorCode error_of(kernc::Backend backend, const std::string& library = "") {
+kernc::ErrorCode device_error_code(kernc::Backend backend, const std::string& library = "") {
   try {
     kernc::Device::get(0, library, backend);
   } catch (const kernc::Error& error) {
@@ -20,7 +20,7 @@ kernc::ErrorCode error_of(kernc::Backend backend, const std::string& library = "
 }  // namespace
 
 TEST_CASE("runtime::Device::get reports a missing CUDA driver as no_device") {
-  CHECK(error_of(kernc::Backend::cuda, "/nonexistent/libcuda.so.1") == kernc::ErrorCode::no_device);
+  CHECK(device_error_code(kernc::Backend::cuda, "/nonexistent/libcuda.so.1") == kernc::ErrorCode::no_device);
   CHECK_FALSE(kernc::Device::available("/nonexistent/libcuda.so.1"));
 }
 
@@ -28,17 +28,17 @@ TEST_CASE("runtime::Device::get reports a missing CUDA driver as no_device") {
 TEST_CASE("runtime::Device::get loads the whole HIP runtime table and reports no AMD GPU as no_device") {
   // On CI's machine libamdhip64 loads (so every symbol of the table resolved) and finds no
   // AMD GPU; a missing required symbol would be symbol_not_found, not no_device.
-  auto code = error_of(kernc::Backend::hip);
+  auto code = device_error_code(kernc::Backend::hip);
   if (code == kernc::ErrorCode::io) {
     MESSAGE("an AMD GPU is present: the HIP runtime opened it");
   } else {
     CHECK(code == kernc::ErrorCode::no_device);
   }
-  CHECK(error_of(kernc::Backend::hip, "/nonexistent/libamdhip64.so") == kernc::ErrorCode::no_device);
+  CHECK(device_error_code(kernc::Backend::hip, "/nonexistent/libamdhip64.so") == kernc::ErrorCode::no_device);
 }
 #else
 TEST_CASE("runtime::Device::get without the HIP backend says so") {
-  CHECK(error_of(kernc::Backend::hip) == kernc::ErrorCode::backend_disabled);
+  CHECK(device_error_code(kernc::Backend::hip) == kernc::ErrorCode::backend_disabled);
 }
 #endif
 

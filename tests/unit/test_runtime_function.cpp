@@ -16,8 +16,10 @@
 #include "kernc/runtime.hpp"
 #include "runtime/driver.hpp"
 #include "temp_dir.hpp"
+#include "thrown.hpp"
 
 using kernc::Device;
+using kernc::test::thrown_by;
 using kernc::Error;
 using kernc::ErrorCode;
 using kernc::Function;
@@ -116,15 +118,6 @@ struct FakeGpu {
   }
 };
 
-std::optional<Error> error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& error) {
-    return error;
-  }
-  return std::nullopt;
-}
-
 LaunchConfig cooperative(unsigned gx, unsigned gy, unsigned gz, unsigned block) {
   LaunchConfig config;
   config.grid[0] = gx;
@@ -148,7 +141,7 @@ TEST_CASE("runtime::Function::set_preferred_shared_carveout takes -1 or a percen
   for (int percent : {-2, 101, 1000}) {
     CAPTURE(percent);
     gpu.driver->carveout.reset();
-    auto error = error_of([&] { gpu.function.set_preferred_shared_carveout(percent); });
+    auto error = thrown_by([&] { gpu.function.set_preferred_shared_carveout(percent); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::invalid_argument);
     CHECK_MESSAGE(contains(error->what(), "k: a shared-memory carveout of " + std::to_string(percent)), error->what());
@@ -166,7 +159,7 @@ TEST_CASE("runtime::Function::set_max_dynamic_shared_bytes allows the opt-in lim
   CHECK(gpu.function.attributes().max_dynamic_shared_bytes == allowed);
 
   gpu.driver->max_dynamic.reset();
-  auto error = error_of([&] { gpu.function.set_max_dynamic_shared_bytes(allowed + 1); });
+  auto error = thrown_by([&] { gpu.function.set_max_dynamic_shared_bytes(allowed + 1); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::launch_config);
   CHECK_MESSAGE(contains(error->what(), "k: 216065 bytes of dynamic shared memory asked for; Fake GPU allows at most "
@@ -175,7 +168,7 @@ TEST_CASE("runtime::Function::set_max_dynamic_shared_bytes allows the opt-in lim
                 error->what());
   CHECK_FALSE(gpu.driver->max_dynamic);
 
-  error = error_of([&] { gpu.function.set_max_dynamic_shared_bytes(-1); });
+  error = thrown_by([&] { gpu.function.set_max_dynamic_shared_bytes(-1); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::invalid_argument);
   CHECK_MESSAGE(contains(error->what(), "cannot be negative"), error->what());
@@ -183,7 +176,7 @@ TEST_CASE("runtime::Function::set_max_dynamic_shared_bytes allows the opt-in lim
   // A launch above the raised limit names what set_max_dynamic_shared_bytes may still allow.
   LaunchConfig config;
   config.shared_bytes = 100000;
-  error = error_of([&] { gpu.function.launch(config, nullptr); });
+  error = thrown_by([&] { gpu.function.launch(config, nullptr); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::launch_config);
   CHECK_MESSAGE(contains(error->what(), "raise it up to 216064 with set_max_dynamic_shared_bytes"), error->what());
@@ -202,7 +195,7 @@ TEST_CASE("runtime::Function::launch launches a cooperative grid that fits, and 
   CHECK(gpu.driver->launches[1].cooperative);
 
   for (const LaunchConfig& config : {cooperative(1057, 1, 1, 256), cooperative(16, 6, 12, 256)}) {
-    auto error = error_of([&] { gpu.function.launch(config, nullptr); });
+    auto error = thrown_by([&] { gpu.function.launch(config, nullptr); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::launch_config);
     CHECK_MESSAGE(contains(error->what(), "k: a cooperative launch of "), error->what());
@@ -211,7 +204,7 @@ TEST_CASE("runtime::Function::launch launches a cooperative grid that fits, and 
                                           "dynamic shared memory per block"),
                   error->what());
   }
-  auto error = error_of([&] { gpu.function.launch(cooperative(1057, 1, 1, 256), nullptr); });
+  auto error = thrown_by([&] { gpu.function.launch(cooperative(1057, 1, 1, 256), nullptr); });
   REQUIRE(error);
   CHECK_MESSAGE(contains(error->what(), "1057 blocks (grid 1057 x 1 x 1)"), error->what());
   CHECK(gpu.driver->launches.size() == 2);  // neither reached the driver
@@ -229,7 +222,7 @@ TEST_CASE("runtime::Function::launch refuses a cooperative launch where the devi
   gpu.driver->props().cooperative_launch = false;
   gpu.driver->props().cooperative_launch_missing = "the driver says this GPU cannot launch cooperatively";
   CHECK_FALSE(gpu.device.supports_cooperative_launch());
-  auto error = error_of([&] { gpu.function.launch(cooperative(1, 1, 1, 32), nullptr); });
+  auto error = thrown_by([&] { gpu.function.launch(cooperative(1, 1, 1, 32), nullptr); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::launch_config);
   CHECK_MESSAGE(contains(error->what(), "k: a cooperative launch on Fake GPU: the driver says this GPU cannot launch "
@@ -244,7 +237,7 @@ TEST_CASE("runtime::Function::max_active_blocks_per_multiprocessor checks the bl
   CHECK(gpu.function.max_active_blocks_per_multiprocessor(1024, 4096) == 2);
   for (int threads : {0, -5, 1025}) {
     CAPTURE(threads);
-    auto error = error_of([&] { (void)gpu.function.max_active_blocks_per_multiprocessor(threads); });
+    auto error = thrown_by([&] { (void)gpu.function.max_active_blocks_per_multiprocessor(threads); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::invalid_argument);
     CHECK_MESSAGE(contains(error->what(), "Fake GPU allows 1 to 1024"), error->what());
@@ -253,7 +246,7 @@ TEST_CASE("runtime::Function::max_active_blocks_per_multiprocessor checks the bl
 
 TEST_CASE("runtime::register_device refuses a GPU that is already open") {
   FakeGpu gpu;
-  auto error = error_of([&] { kernc::detail::register_device(kernc::Backend::cuda, FakeGpu::kOrdinal, nullptr); });
+  auto error = thrown_by([&] { kernc::detail::register_device(kernc::Backend::cuda, FakeGpu::kOrdinal, nullptr); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::invalid_argument);
 }
@@ -300,7 +293,7 @@ TEST_CASE("runtime::Function::launch passes clusters that fit and names what is 
   };
   for (const auto& c : cases) {
     CAPTURE(c.message);
-    auto error = error_of([&] { gpu.function.launch(c.config, nullptr); });
+    auto error = thrown_by([&] { gpu.function.launch(c.config, nullptr); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::launch_config);
     CHECK_MESSAGE(contains(error->what(), c.message), error->what());
@@ -309,7 +302,7 @@ TEST_CASE("runtime::Function::launch passes clusters that fit and names what is 
 
   gpu.driver->props().cluster_launch = false;
   gpu.driver->props().cluster_launch_missing = "thread-block clusters need a GPU of compute capability 9.0 or newer";
-  auto error = error_of([&] { gpu.function.launch(clustered(8, 1, 2, 1, 32), nullptr); });
+  auto error = thrown_by([&] { gpu.function.launch(clustered(8, 1, 2, 1, 32), nullptr); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::launch_config);
   CHECK_MESSAGE(contains(error->what(), "k: a cluster of 2 x 1 x 1 blocks on Fake GPU: thread-block clusters need a GPU "
@@ -337,7 +330,7 @@ TEST_CASE("runtime::Function::launch takes a priority in the device's range and 
   for (int priority : {-6, 1}) {
     CAPTURE(priority);
     config.priority = priority;
-    auto error = error_of([&] { gpu.function.launch(config, nullptr); });
+    auto error = thrown_by([&] { gpu.function.launch(config, nullptr); });
     REQUIRE(error);
     CHECK(error->code() == ErrorCode::launch_config);
     CHECK_MESSAGE(contains(error->what(), "k: priority " + std::to_string(priority) +
@@ -367,7 +360,7 @@ TEST_CASE("runtime::Device::load_library is empty where the driver cannot, and g
   }
   CHECK(gpu.driver->library_releases == 1);
 
-  auto error = error_of([&] { (void)gpu.device.load(kernc::Library()); });
+  auto error = thrown_by([&] { (void)gpu.device.load(kernc::Library()); });
   REQUIRE(error);
   CHECK(error->code() == ErrorCode::invalid_argument);
   CHECK_MESSAGE(contains(error->what(), "Device::load(library): an empty library for a cuda device"), error->what());
