@@ -51,6 +51,14 @@ struct KERNC_API CacheMergeReport {
   std::vector<std::pair<std::string, std::string>> bad;  ///< path, problem: not copied
 };
 
+/// The compilers' precompiled headers a cache directory keeps in its private pch/ (the host
+/// compiler's outlive the process). Not entries: outside list(), the size cap and prune;
+/// removed by clear() and by the cache's cleanup when unused for an hour.
+struct KERNC_API CachePrecompiledHeaders {
+  std::uint64_t files = 0;
+  std::uint64_t bytes = 0;
+};
+
 /// A decoded entry: its metadata (the JSON object of cache/FORMAT.md, as text) and program.
 struct KERNC_API CacheEntryContents {
   std::string key;
@@ -82,8 +90,10 @@ class KERNC_API CacheDirectory {
   /// Removes least recently used entries until at most `max_size` bytes remain, and
   /// abandoned temp files.
   CachePruneReport prune(std::uint64_t max_size);
-  /// Removes every entry; returns how many.
+  /// Removes every entry, and the precompiled headers; returns how many entries.
   std::uint64_t clear();
+  /// The precompiled headers in the directory now.
+  CachePrecompiledHeaders precompiled_headers() const;
   /// The one entry whose key starts with `prefix`; throws kernc::Error(not_found) or
   /// (invalid_argument) when none or several match.
   CacheEntryFile find(const std::string& prefix) const;

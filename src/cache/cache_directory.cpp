@@ -43,6 +43,11 @@ CacheVerifyReport CacheDirectory::verify(bool remove) const { return impl_->stor
 CachePruneReport CacheDirectory::prune(std::uint64_t max_size) { return impl_->store.prune(max_size); }
 std::uint64_t CacheDirectory::clear() { return impl_->store.clear(); }
 
+CachePrecompiledHeaders CacheDirectory::precompiled_headers() const {
+  const auto [files, bytes] = impl_->store.precompiled_header_usage();
+  return {files, bytes};
+}
+
 CacheEntryFile CacheDirectory::find(const std::string& prefix) const {
   CacheEntryFile file;
   file.key = impl_->store.resolve(prefix);

@@ -370,20 +370,38 @@ std::uint64_t LocalStore::clear() {
   return removed;
 }
 
-void LocalStore::remove_precompiled_headers(std::time_t max_age) {
-  const std::string directory = root_ + "/pch";
+namespace {
+
+// Calls visit(path, stat) for each compiler's file in `directory` (named pch-*).
+template <class Visit>
+void for_each_precompiled_header(const std::string& directory, Visit visit) {
   DIR* dir = ::opendir(directory.c_str());
   if (!dir) return;
-  const std::time_t now = std::time(nullptr);
   while (const dirent* item = ::readdir(dir)) {
     const std::string path = directory + "/" + item->d_name;
     struct stat file {};
-    if (std::string_view(item->d_name).rfind("pch-", 0) == 0 && ::lstat(path.c_str(), &file) == 0 &&
-        (max_age == 0 || now - file.st_mtime > max_age)) {
-      ::unlink(path.c_str());
-    }
+    if (std::string_view(item->d_name).rfind("pch-", 0) == 0 && ::lstat(path.c_str(), &file) == 0) visit(path, file);
   }
   ::closedir(dir);
+}
+
+}  // namespace
+
+void LocalStore::remove_precompiled_headers(std::time_t max_age) {
+  const std::time_t now = std::time(nullptr);
+  for_each_precompiled_header(root_ + "/pch", [&](const std::string& path, const struct stat& file) {
+    if (max_age == 0 || now - file.st_mtime > max_age) ::unlink(path.c_str());
+  });
+}
+
+std::pair<std::uint64_t, std::uint64_t> LocalStore::precompiled_header_usage() const {
+  std::pair<std::uint64_t, std::uint64_t> usage{0, 0};
+  for_each_precompiled_header(root_ + "/pch", [&](const std::string&, const struct stat& file) {
+    if (!S_ISREG(file.st_mode)) return;
+    ++usage.first;
+    usage.second += static_cast<std::uint64_t>(file.st_size);
+  });
+  return usage;
 }
 
 std::string LocalStore::resolve(const std::string& text) const {

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/store.hpp"
@@ -76,6 +77,9 @@ class LocalStore final : public Store {
   /// headers ], src/compiler/host_pch.hpp) last modified more than `max_age` seconds ago,
   /// or all of them when `max_age` is 0.
   void remove_precompiled_headers(std::time_t max_age);
+  /// How many such files there are and their bytes: `kernc cache stats` shows them beside
+  /// the entries, whose size cap they are outside of.
+  std::pair<std::uint64_t, std::uint64_t> precompiled_header_usage() const;
   /// The variant index (NOTE [ variant index ]) of a writable store whose build of kernc
   /// has a build ID; nullptr otherwise.
   const VariantIndex* variant_index() const noexcept {

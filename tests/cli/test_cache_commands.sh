@@ -151,7 +151,7 @@ expect_contains "$ERR" "--max-size"
 expect_entry_count 2
 
 # ---------------------------------------------------------------------------------------------
-TEST "cache clear removes the host compiler's precompiled headers too"
+TEST "cache stats counts the host compiler's precompiled headers, and cache clear removes them too"
 write_small_spec small.json
 # The saxpy variant's layout classes are several programs of one header set: the second
 # compile makes the PCH (NOTE [ host precompiled headers ]).
@@ -161,9 +161,20 @@ pchs=("$KERNC_CACHE_DIR"/pch/pch-host-*.hpp.gch)
 [[ -f ${pchs[0]} ]] || test_failed "no host PCH in $KERNC_CACHE_DIR/pch after a precompile"
 CHECKS=$((CHECKS + 1))
 [[ $(stat -c %a "${pchs[0]}") == 600 ]] || test_failed "the host PCH is mode $(stat -c %a "${pchs[0]}"), not 600"
+# cache stats counts them beside the entries: the files and bytes find sees in pch/.
+pch_files=$(find "$KERNC_CACHE_DIR/pch" -type f -name 'pch-*' | wc -l)
+pch_bytes=$(find "$KERNC_CACHE_DIR/pch" -type f -name 'pch-*' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+expect_exit 0 kernc cache stats --format json
+expect_json "$OUT" 'd["precompiled_header_files"]' "$pch_files"
+expect_json "$OUT" 'd["precompiled_header_bytes"]' "$pch_bytes"
+expect_json "$OUT" 'd["precompiled_header_bytes"] > 1000000' true
+expect_exit 0 kernc cache stats
+expect_match "$OUT" "^precompiled hdrs +$pch_files file\\(s\\), "
 expect_exit 0 kernc cache clear
 CHECKS=$((CHECKS + 1))
 [[ -z $(ls -A "$KERNC_CACHE_DIR/pch") ]] || test_failed "cache clear left $(ls "$KERNC_CACHE_DIR/pch")"
+expect_exit 0 kernc cache stats --format json
+expect_json "$OUT" 'd["precompiled_header_files"]' 0
 
 # ---------------------------------------------------------------------------------------------
 TEST "cache clear removes every entry"
