@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_test_helpers.hpp"
 #include "compiler/nvrtc_pch.hpp"
 #include "compiler/pch_compiler.hpp"
 #include "kernc/cache.hpp"
@@ -28,24 +29,14 @@ using kernc::Target;
 using kernc::compiler::leading_includes;
 using kernc::compiler::PchCompiler;
 using kernc::test::TempDir;
+using kernc::test::pch_of;
 
 namespace {
 
+Program elementwise_program(const char* operation) { return kernc::test::float32_pair_program("pch_add", operation); }
+
 // A compiler of its own, so that the PCHs other tests made do not count.
 std::shared_ptr<const kernc::Compiler> fresh_nvrtc() { return kernc::test::load_for_tests(kernc::Backend::cuda); }
-
-const PchCompiler& pch_of(const kernc::Compiler& compiler) {
-  const auto* pch = dynamic_cast<const PchCompiler*>(&compiler);
-  REQUIRE(pch != nullptr);
-  return *pch;
-}
-
-Program elementwise_program(const char* operation) {
-  kernc::ElementwiseKernel kernel("T x, T y", "T z", operation, "pch_add");
-  CallTypes types;
-  types.inputs = {ArgType::array(DType::float32), ArgType::array(DType::float32)};
-  return kernc::program(kernel, types, Layout::elementwise_classes().front());
-}
 
 Program reduction_program(DType dtype) {
   kernc::ReductionKernel kernel("T x", "T y", "x * x", "a + b", "y = a", "0", "pch_sum");

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_test_helpers.hpp"
 #include "compiler/pch_compiler.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
@@ -20,34 +21,20 @@
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
 
-using kernc::ArgType;
-using kernc::CallTypes;
 using kernc::CompiledProgram;
-using kernc::DType;
 using kernc::Error;
-using kernc::Layout;
 using kernc::Program;
 using kernc::Target;
 using kernc::compiler::PchCompiler;
 using kernc::test::TempDir;
+using kernc::test::pch_of;
 
 namespace {
 
+Program elementwise(const char* operation) { return kernc::test::float32_pair_program("host_pch_add", operation); }
+
 // A compiler object of its own: what one process has seen (the PCH files are on disk).
 std::shared_ptr<const kernc::Compiler> fresh_host_compiler() { return kernc::test::load_for_tests(kernc::Backend::cpu); }
-
-const PchCompiler& host_pch_of(const kernc::Compiler& compiler) {
-  const auto* pch = dynamic_cast<const PchCompiler*>(&compiler);
-  REQUIRE(pch != nullptr);
-  return *pch;
-}
-
-Program elementwise(const char* operation) {
-  kernc::ElementwiseKernel kernel("T x, T y", "T z", operation, "host_pch_add");
-  CallTypes types;
-  types.inputs = {ArgType::array(DType::float32), ArgType::array(DType::float32)};
-  return kernc::program(kernel, types, Layout::elementwise_classes().front());
-}
 
 // The PCH files in `directory`: pch-host-KEY.hpp and its .gch.
 std::vector<std::string> pch_files(const std::string& directory, const char* suffix) {
@@ -69,7 +56,7 @@ TEST_CASE("host PCH: made on a key's second compile, found by the next process, 
   TempDir dir;
   const Program first = elementwise("z = x + y"), second = elementwise("z = x * y"), third = elementwise("z = x - y");
   auto compiler = fresh_host_compiler();
-  const PchCompiler& pch = host_pch_of(*compiler);
+  const PchCompiler& pch = pch_of(*compiler);
 
   const CompiledProgram a = pch.compile_with_pch(first, kTarget, dir.path());
   CHECK(pch_files(dir.path(), ".gch").empty());  // a process that compiles once pays nothing
@@ -89,8 +76,8 @@ TEST_CASE("host PCH: made on a key's second compile, found by the next process, 
 
   // Another process (a compiler object of its own) uses it from its first compile.
   auto next = fresh_host_compiler();
-  const CompiledProgram again = host_pch_of(*next).compile_with_pch(first, kTarget, dir.path());
-  CHECK(host_pch_of(*next).precompiled_headers() == 1);
+  const CompiledProgram again = pch_of(*next).compile_with_pch(first, kTarget, dir.path());
+  CHECK(pch_of(*next).precompiled_headers() == 1);
   CHECK(again.binary == a.binary);
   CHECK(pch_files(dir.path(), ".gch").size() == 1);
 }
@@ -98,8 +85,8 @@ TEST_CASE("host PCH: made on a key's second compile, found by the next process, 
 TEST_CASE("host PCH: the compiler takes the PCH, not its header's text; a bad one costs nothing but time") {
   TempDir dir;
   auto maker = fresh_host_compiler();
-  host_pch_of(*maker).compile_with_pch(elementwise("z = x + y"), kTarget, dir.path());
-  host_pch_of(*maker).compile_with_pch(elementwise("z = x * y"), kTarget, dir.path());
+  pch_of(*maker).compile_with_pch(elementwise("z = x + y"), kTarget, dir.path());
+  pch_of(*maker).compile_with_pch(elementwise("z = x * y"), kTarget, dir.path());
   const auto headers = pch_files(dir.path(), ".hpp");
   const auto gchs = pch_files(dir.path(), ".gch");
   REQUIRE(headers.size() == 1);
@@ -110,29 +97,29 @@ TEST_CASE("host PCH: the compiler takes the PCH, not its header's text; a bad on
   SUBCASE("the header's text is not read while the PCH fits") {
     kernc::platform::write_file_atomic(headers[0], "#error the PCH's header text was read\n");
     auto user = fresh_host_compiler();
-    CHECK(host_pch_of(*user).compile_with_pch(program, kTarget, dir.path()).binary == expected);
-    CHECK(host_pch_of(*user).precompiled_headers() == 1);
+    CHECK(pch_of(*user).compile_with_pch(program, kTarget, dir.path()).binary == expected);
+    CHECK(pch_of(*user).precompiled_headers() == 1);
   }
   SUBCASE("a PCH the compiler cannot take: compiled again without it, and not used again") {
     kernc::platform::write_file_atomic(gchs[0], "not a precompiled header");
     kernc::platform::write_file_atomic(headers[0], "#error the PCH's header text was read\n");
     auto user = fresh_host_compiler();
-    CHECK(host_pch_of(*user).compile_with_pch(program, kTarget, dir.path()).binary == expected);
-    CHECK(host_pch_of(*user).precompiled_headers() == 0);
+    CHECK(pch_of(*user).compile_with_pch(program, kTarget, dir.path()).binary == expected);
+    CHECK(pch_of(*user).precompiled_headers() == 0);
   }
   SUBCASE("a PCH others may write is not used") {
     kernc::platform::write_file_atomic(headers[0], "#error the PCH's header text was read\n");
     REQUIRE(::chmod(gchs[0].c_str(), 0666) == 0);
     auto user = fresh_host_compiler();
-    CHECK(host_pch_of(*user).compile_with_pch(program, kTarget, dir.path()).binary == expected);
-    CHECK(host_pch_of(*user).precompiled_headers() == 0);
+    CHECK(pch_of(*user).compile_with_pch(program, kTarget, dir.path()).binary == expected);
+    CHECK(pch_of(*user).precompiled_headers() == 0);
   }
 }
 
 TEST_CASE("host PCH: a program's own error is the one a compile without it reports; include directories get none") {
   TempDir dir;
   auto compiler = fresh_host_compiler();
-  const PchCompiler& pch = host_pch_of(*compiler);
+  const PchCompiler& pch = pch_of(*compiler);
   pch.compile_with_pch(elementwise("z = x + y"), kTarget, dir.path());
   pch.compile_with_pch(elementwise("z = x * y"), kTarget, dir.path());
   REQUIRE(pch.precompiled_headers() == 1);
@@ -157,6 +144,6 @@ TEST_CASE("host PCH: a program's own error is the one a compile without it repor
   Program own_includes = elementwise("z = x - y");
   own_includes.options.include_dirs = {dir.path()};
   auto another = fresh_host_compiler();
-  for (int k = 0; k < 2; ++k) host_pch_of(*another).compile_with_pch(own_includes, kTarget, other.path());
+  for (int k = 0; k < 2; ++k) pch_of(*another).compile_with_pch(own_includes, kTarget, other.path());
   CHECK(pch_files(other.path(), ".gch").empty());
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_test_helpers.hpp"
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
@@ -26,17 +27,12 @@ using kernc::test::nvrtc;
 
 namespace {
 
-size_t count_of(const std::vector<std::string>& flags, const std::string& flag) {
-  return static_cast<size_t>(std::count(flags.begin(), flags.end(), flag));
+Program minimal_program(const char* operation, const char* preamble = "") {
+  return kernc::test::float32_pair_program("minimal_add", operation, preamble);
 }
 
-Program minimal_program(const char* operation, const char* preamble = "") {
-  kernc::ElementwiseOptions options;
-  options.preamble = preamble;
-  kernc::ElementwiseKernel kernel("T x, T y", "T z", operation, "minimal_add", options);
-  CallTypes types;
-  types.inputs = {ArgType::array(DType::float32), ArgType::array(DType::float32)};
-  return kernc::program(kernel, types, Layout::elementwise_classes().front());
+size_t count_of(const std::vector<std::string>& flags, const std::string& flag) {
+  return static_cast<size_t>(std::count(flags.begin(), flags.end(), flag));
 }
 
 Program reduction() {
