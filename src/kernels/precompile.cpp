@@ -2,10 +2,12 @@
 #include <atomic>
 #include <set>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <vector>
 #include <thread>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -13,6 +15,7 @@
 #include "kernc/error.hpp"
 #include "kernc/kernels.hpp"
 #include "kernc/spec_file.hpp"
+#include "kernels/precompile_order.hpp"
 #include "platform/sha256.hpp"
 #include "base/nvtx_range.hpp"
 
@@ -34,25 +37,69 @@ namespace kernc {
 // the 106 programs of examples/kernels.json took 1.88 s where their CPU time over 16 cores
 // is 1.63 s (tools/bench/NOTES.md, compile-v2). So a run starts its programs in the order
 // of a cost estimated from what each is, the costliest first (longest processing time
-// first, which leaves a tail of at most one short program). The estimate comes from the
-// per-kind and per-layout medians of kernc_compile_bench (NOTES compile-v2): only the order
-// depends on it, never which programs a shard holds or what they compile to.
+// first, which leaves a tail of at most one short program). Only the order depends on the
+// estimate, never which programs a shard holds or what they compile to.
+// The factors are kernc_compile_bench's per-program times of examples/kernels.json (NOTES
+// jobs-v3): a strided layout costs more with each axis its multi-index carries, the tiled
+// and generic layouts more again, 64-bit indexing a third more, a raw array parameter (its
+// run-time rank, NOTE [ rolled loops over a run-time rank ]) two fifths more each, and a
+// reduction (two or three kernels) a little over twice its layout. Raw code that includes a
+// header of the toolkit's or the system's is put first: what such a header brings in is not
+// known here, and CUB's block reduction alone compiles for a second, five generic
+// reductions' worth (NOTES pch). Ordered by them, a
+// simulated -j 16 of those times ends within 0.5% of the order by the measured times
+// themselves; the coarser estimate before (layout class, i64, reduction) ended 3% later.
 namespace {
 
+std::size_t raw_array_parameters(const SpecKernel& kernel) {
+  auto count = [](const std::vector<Parameter>& params) {
+    return static_cast<std::size_t>(std::count_if(params.begin(), params.end(), [](const Parameter& p) { return p.raw; }));
+  };
+  if (const auto* e = std::get_if<ElementwiseKernel>(&kernel.kernel)) return count(e->in_params()) + count(e->out_params());
+  if (const auto* r = std::get_if<ReductionKernel>(&kernel.kernel)) return count(r->in_params()) + count(r->out_params());
+  return 0;
+}
+
 double estimated_compile_cost(const Spec& spec, const SpecVariant& variant) {
-  const std::string& layout = variant.program.origin.layout;  // e.g. "generic-i64"; empty for raw code
+  const std::string& layout = variant.program.origin.layout;  // e.g. "strided3-i64"; empty for raw code
   auto has = [&](const char* part) { return layout.find(part) != std::string::npos; };
-  double cost = has("generic") ? 3.0 : has("contiguous") ? 1.6 : has("tiled") ? 1.3 : 1.0;
-  if (has("-i64")) cost *= 1.5;
-  const char* kind = "raw";
-  for (const auto& kernel : spec.kernels) {
-    if (kernel.name() == variant.kernel) kind = kernel.kind();
+  double cost = 1.0;
+  if (layout.empty()) {
+    cost = variant.program.source.find("#include <") != std::string::npos ? 6.0 : 1.0;
+  } else if (has("generic")) {
+    cost = 2.8;
+  } else if (has("tiled")) {
+    cost = 1.7;
+  } else if (has("contiguous")) {
+    cost = 1.2;
+  } else if (const std::size_t at = layout.find("strided"); at != std::string::npos) {
+    cost = 0.7 + 0.2 * static_cast<double>(std::strtol(layout.c_str() + at + 7, nullptr, 10));  // the multi-index's axes
   }
-  if (std::string_view(kind) == "reduction") cost *= 2.5;
+  if (has("-i64")) cost *= 1.3;
+  for (const auto& kernel : spec.kernels) {
+    if (kernel.name() != variant.kernel) continue;
+    cost *= 1.0 + 0.4 * static_cast<double>(raw_array_parameters(kernel));
+    if (std::string_view(kernel.kind()) == "reduction") cost *= 2.2;
+  }
   return cost;
 }
 
 }  // namespace
+
+namespace detail {
+
+std::vector<std::size_t> longest_compiles_first(const Spec& spec, const std::vector<PrecompileUnit>& units) {
+  std::vector<std::size_t> order(units.size());
+  std::vector<double> cost(units.size());
+  for (std::size_t k = 0; k < units.size(); ++k) {
+    order[k] = k;
+    cost[k] = estimated_compile_cost(spec, *units[k].variant);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  return order;
+}
+
+}  // namespace detail
 
 PrecompileShard PrecompileShard::parse(const std::string& text, const std::string& what) {
   auto bad = [&] {
@@ -107,15 +154,7 @@ PrecompileSummary precompile(const Spec& spec, const std::vector<Target>& target
   summary.shard = shard;
   summary.all_units = variants.size() * targets.size();
   // See NOTE [ longest compiles first ].
-  std::vector<std::size_t> order(work.size());
-  {
-    std::vector<double> cost(work.size());
-    for (std::size_t k = 0; k < work.size(); ++k) {
-      order[k] = k;
-      cost[k] = estimated_compile_cost(spec, *work[k].variant);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
-  }
+  const std::vector<std::size_t> order = detail::longest_compiles_first(spec, work);
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::size_t done = 0;
