@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "kernc/kernels.hpp"
 #include "kernc/pipeline.hpp"
 #include "compiler/pch_compiler.hpp"
+#include "platform/files.hpp"
 #include "child_processes.hpp"
 #include "temp_dir.hpp"
 #include "test_compilers.hpp"
@@ -67,11 +70,44 @@ Program numbered_program(int n) {
 // This process's compile worker children (child_processes.hpp).
 std::vector<pid_t> worker_children() { return kernc::test::children_with_argument("helper::serve compile requests"); }
 
+// Workers that, told to end, wait until every worker of the test has been (below).
+std::vector<std::string> meeting_worker_command() {
+  return {KERNC_UNIT_TEST_BINARY, "--test-case=helper::serve compile requests and meet the other workers at the end", "--no-skip=true",
+          "--no-intro=true", "--no-version=true"};
+}
+
+// A file's text; empty when there is none.
+std::string read_text(const std::string& path) { return kernc::platform::read_file_if_exists(path).value_or(""); }
+
 }  // namespace
 
 TEST_CASE("helper::serve compile requests" * doctest::skip()) {
   // Started by compile_in_workers with its socket on fd 3 (see worker_command()).
   std::exit(kernc::serve_compile_requests(3));
+}
+
+TEST_CASE("helper::serve compile requests and meet the other workers at the end" * doctest::skip()) {
+  // A worker whose socket the client has closed adds a byte to the meeting file, waits up
+  // to 20 s for as many bytes as the count file says there are workers, and writes "met"
+  // or "alone" to the result file: a client that waits for one worker to end before it
+  // closes the next one's socket leaves each "alone".
+  const int status = kernc::serve_compile_requests(3);
+  const std::string meeting = std::getenv("KERNC_TEST_WORKER_MEETING");
+  const int arrived = ::open(meeting.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0600);
+  if (arrived < 0 || ::write(arrived, "x", 1) != 1) std::exit(4);
+  ::close(arrived);
+  const long workers = std::atol(read_text(meeting + ".count").c_str());
+  bool met = false;
+  for (int k = 0; k < 2000 && !met; ++k) {
+    struct stat info {};
+    met = ::stat(meeting.c_str(), &info) == 0 && workers > 0 && info.st_size >= workers;
+    if (!met) ::usleep(10000);
+  }
+  const int result = ::open((meeting + ".result").c_str(), O_WRONLY | O_APPEND | O_CREAT, 0600);
+  const std::string line = met ? "met\n" : "alone\n";
+  if (result < 0 || ::write(result, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::exit(4);
+  ::close(result);
+  std::exit(status);
 }
 
 TEST_CASE("compiler::compile_in_workers builds what an in-process compile builds") {
@@ -201,6 +237,36 @@ TEST_CASE("compiler::compile_in_workers names a worker that does not start or th
     }
     CHECK(!workers->compile(numbered_program(6), target).binary.empty());
   }
+}
+
+TEST_CASE("compiler::compile_in_workers ends its workers side by side") {
+  // Each worker ends only once every worker has been told to (the helper above): a
+  // client that closed one worker's socket and waited for it before the next would leave
+  // each one alone until its wait ran out. Closing every socket first, then waiting,
+  // lets a -j 16 precompile end with its last compile (tools/bench/NOTES.md, jobs-v3).
+  kernc::test::TempDir dir;
+  const std::string meeting = dir / "meeting";
+  REQUIRE(::setenv("KERNC_TEST_WORKER_MEETING", meeting.c_str(), 1) == 0);
+  const Target target = Target::parse("sm_80");
+  size_t started = 0;
+  {
+    auto workers = kernc::compile_in_workers(kernc::Backend::cuda, compiler_paths(), meeting_worker_command(), 3);
+    // Three compiles at once, each needing a worker when it starts; how many workers that
+    // made is what the workers are told to wait for.
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 3; ++k) {
+      threads.emplace_back([&workers, &target, k] { CHECK(!workers->compile(numbered_program(30 + k), target).binary.empty()); });
+    }
+    for (auto& thread : threads) thread.join();
+    started = kernc::test::children_with_argument("meet the other workers at the end").size();
+    REQUIRE(started >= 1);
+    std::ofstream(meeting + ".count") << started;
+  }  // the workers end here
+  ::unsetenv("KERNC_TEST_WORKER_MEETING");
+  std::string expected;
+  for (size_t k = 0; k < started; ++k) expected += "met\n";
+  CHECK(read_text(meeting + ".result") == expected);
+  CHECK(kernc::test::children_with_argument("meet the other workers at the end").empty());
 }
 
 TEST_CASE("compiler::compile_in_workers gives the host backend's compiler as it is") {
