@@ -13,7 +13,8 @@
 // served is listed as such and left out of every time: it was not compiled.
 //
 // With --cold-start N it measures instead a fresh process's first compile of a one-line raw
-// kernel (issue 35, item 5), best of N child processes each, beside its floor:
+// kernel (issue 35, item 5), best of N child processes each, the kinds taking turns, beside
+// its floor:
 //   bare     a process that dlopens libnvrtc, creates, compiles and gets the cubin;
 //   library  a process that compiles the same source through kernc (load_compiler, Cache
 //            in memory only: Config, the toolkit include scan, key and compile);
@@ -291,18 +292,23 @@ int cold_start(int children, const std::string& kernc_cli, const std::string& ta
   if (!kernc_cli.empty()) {
     kinds.push_back({"kernc --no-cache compile", {kernc_cli, "--no-cache", "compile", source, "-t", target, "-o", "/dev/null"}});
   }
-  double bare_wall = 0;
-  for (const auto& [label, args] : kinds) {
-    std::vector<double> walls, cpus;
-    for (int k = 0; k < children; ++k) {
-      const ChildTime t = run_child(args);
-      walls.push_back(t.wall_ms);
-      cpus.push_back(t.cpu_ms);
+  // The kinds take turns, child by child: a machine whose speed drifts (a neighbour's load,
+  // clocks) then weighs on every row alike, where runs of one kind after another gave one
+  // row all of a slow spell.
+  std::vector<std::vector<double>> walls(kinds.size()), cpus(kinds.size());
+  for (int k = 0; k < children; ++k) {
+    for (std::size_t kind = 0; kind < kinds.size(); ++kind) {
+      const ChildTime t = run_child(kinds[kind].second);
+      walls[kind].push_back(t.wall_ms);
+      cpus[kind].push_back(t.cpu_ms);
     }
-    const double best_wall = *std::min_element(walls.begin(), walls.end());
-    if (bare_wall == 0) bare_wall = best_wall;
-    fmt::print("{:<44} {:>7.1f} [{:>6.1f}] {:>7.1f} [{:>6.1f}] {:>7.2f}x\n", label, best_wall, bench::median(walls),
-               *std::min_element(cpus.begin(), cpus.end()), bench::median(cpus), best_wall / bare_wall);
+  }
+  const double bare_wall = *std::min_element(walls[0].begin(), walls[0].end());
+  for (std::size_t kind = 0; kind < kinds.size(); ++kind) {
+    const double best_wall = *std::min_element(walls[kind].begin(), walls[kind].end());
+    fmt::print("{:<44} {:>7.1f} [{:>6.1f}] {:>7.1f} [{:>6.1f}] {:>7.2f}x\n", kinds[kind].first, best_wall,
+               bench::median(walls[kind]), *std::min_element(cpus[kind].begin(), cpus[kind].end()),
+               bench::median(cpus[kind]), best_wall / bare_wall);
   }
   std::remove(source.c_str());
   return 0;
