@@ -44,11 +44,11 @@ namespace kernc {
 // and generic layouts more again, 64-bit indexing a third more, a raw array parameter (its
 // run-time rank, NOTE [ rolled loops over a run-time rank ]) two fifths more each, and a
 // reduction (two or three kernels) a little over twice its layout. Raw code that includes a
-// header of the toolkit's or the system's is put first: what such a header brings in is not
-// known here, and CUB's block reduction alone compiles for a second, five generic
-// reductions' worth (NOTES pch). Ordered by them, a
-// simulated -j 16 of those times ends within 0.5% of the order by the measured times
-// themselves; the coarser estimate before (layout class, i64, reduction) ended 3% later.
+// header of the toolkit's or the system's is put near the front: what such a header brings
+// in is not known here, and CUB's block reduction alone compiles for over a second, several
+// generic reductions' worth (NOTES pch). Ordered by these factors, a simulated -j 16 of
+// those times ends within 0.5% of the order by the measured times themselves; the coarser
+// estimate before (layout class, i64, reduction) ended 3% later.
 namespace {
 
 std::size_t raw_array_parameters(const SpecKernel& kernel) {
